@@ -51,7 +51,7 @@ def is_joker(card: Card) -> bool:
 
 
 def parse_card(text: str) -> Card:
-    """One card from its notation, e.g. ``As``, ``Td``, ``10d``, ``JK``; a precise error otherwise."""
+    """One card from its notation (``As``, ``Td``, ``10d``, ``JK``); a precise error otherwise."""
     t = text.strip()
     if not t:
         raise CardError("empty card")
@@ -61,7 +61,9 @@ def parse_card(text: str) -> Card:
     if len(up) == 3 and up.startswith("10"):
         up = "T" + up[2]
     if len(up) != 2:
-        raise CardError(f"unknown card {text!r}: expected rank then suit, e.g. 'As', 'Td', '10d' or 'JK'")
+        raise CardError(
+            f"unknown card {text!r}: expected rank then suit, e.g. 'As', 'Td', '10d' or 'JK'"
+        )
     r, s = up[0], up[1].lower()
     if r not in RANK_CHARS:
         raise CardError(f"unknown card {text!r}: rank {up[0]!r} is not one of 2-9 T J Q K A")
@@ -70,7 +72,9 @@ def parse_card(text: str) -> Card:
     return make(RANK_CHARS.index(r) + 2, SUITS.index(s))
 
 
-def parse_cards(text: str | Sequence[str], count: int | Iterable[int] | None = None) -> tuple[Card, ...]:
+def parse_cards(
+    text: str | Sequence[str], count: int | Iterable[int] | None = None
+) -> tuple[Card, ...]:
     """Cards separated by spaces or commas (or a sequence of card strings).
 
     Raises CardError naming the offending card on an unknown card, a duplicate (the deck holds each

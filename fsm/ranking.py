@@ -102,7 +102,7 @@ def _straight_order(high: int, wheel: bool, opts: RankingOptions) -> int:
     """Order of a straight among straights: 6-high = 1 ... A-high = 10; A-2-3-4-5 by the option."""
     if wheel:
         return 9 if opts.ace_low_straight == "second" else 0
-    return high - 5
+    return 10 if high == ACE else high - 5
 
 
 def _straight_high(ranks: Sequence[int]) -> tuple[int, bool] | None:

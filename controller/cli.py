@@ -1,0 +1,31 @@
+"""The ``tablectl`` command line: parses arguments and hands each subcommand to its module.
+
+Responsible only for the argument grammar of DESIGN.md's command-line contract; each subcommand's
+work lives in its own ``controller/cmd_*.py`` module. Must never hold a game rule.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tablectl", description="Pai gow table controller")
+    sub = parser.add_subparsers(dest="command", required=True)
+    from controller import cmd_hands
+
+    cmd_hands.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    code: int = args.func(args)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
