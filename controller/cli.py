@@ -7,16 +7,22 @@ work lives in its own ``controller/cmd_*.py`` module. Must never hold a game rul
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+
+
+# Each module has ``register(subparsers)``; one line per module, in the order help lists them.
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "cmd_hands",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tablectl", description="Pai gow table controller")
     sub = parser.add_subparsers(dest="command", required=True)
-    from controller import cmd_hands
-
-    cmd_hands.register(sub)
+    for name in SUBCOMMAND_MODULES:
+        importlib.import_module(f"controller.{name}").register(sub)
     return parser
 
 
