@@ -1,0 +1,22 @@
+"""The table's GPIO devices: acceptors, lock-out button, dealer panel, dice shaker, number display.
+
+Interfaces in ``interfaces``, gpiozero implementations in ``devices``, fakes in ``fakes``, the
+whole set in ``table``, pins in ``config``, the pin factory in ``factory``. Must never import from
+``controller``; input callbacks only post events (see docs/wiring.md).
+"""
+
+from __future__ import annotations
+
+from drivers.gpio.config import PinConfig
+from drivers.gpio.factory import PinFactoryError, make_pin_factory
+from drivers.gpio.table import FakeTable, Table, build_fake_table, build_gpio_table
+
+__all__ = [
+    "FakeTable",
+    "PinConfig",
+    "PinFactoryError",
+    "Table",
+    "build_fake_table",
+    "build_gpio_table",
+    "make_pin_factory",
+]

@@ -1,0 +1,114 @@
+"""The small interfaces of the table's GPIO devices, and the vocabulary of their outputs.
+
+Each device (acceptors, lock-out button, dealer panel, dice shaker, number display) is a
+``typing.Protocol`` implemented twice: on gpiozero (``drivers.gpio.devices``) and as a plain
+in-memory fake (``drivers.gpio.fakes``). Inputs never return game decisions: they post events
+(names below) through the ``post`` callable they were built with; outputs only show what the owner
+thread tells them. This module must never touch a pin or hold state.
+
+Events posted (``fsm.events.Event``; the full table is in docs/wiring.md):
+
+- ``chip_detected``   ``{"position": 1..6}`` a chip dropped into acceptor n
+- ``lockout_pressed`` ``{}``               the dealer pressed the lock-out button ("no more bets")
+- ``panel_next``      ``{}``               dealer panel NEXT
+- ``panel_void``      ``{}``               dealer panel VOID
+- ``supervisor_key``  ``{"on": bool}``     the supervisor key switch turned on / off
+- ``shake_detected``  ``{"count": n}``     one more shake of the dice shaker since the last reset
+- ``shaker_lid``      ``{"lifted": bool}`` the shaker lid was lifted / put back (only if fitted)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Literal, Protocol, get_args, runtime_checkable
+
+from fsm.events import Event
+
+Post = Callable[[Event], None]
+Clock = Callable[[], float]
+
+LightState = Literal["off", "attract", "lit", "locked", "blinking"]
+LIGHT_STATES: tuple[LightState, ...] = get_args(LightState)
+OFF: LightState = "off"
+
+Glyph = Literal["1", "2", "3", "4", "5", "6", "7", "idle", "locked", "fault", "jackpot", "blank"]
+GLYPHS: tuple[Glyph, ...] = get_args(Glyph)
+
+EVENT_NAMES = (
+    "chip_detected",
+    "lockout_pressed",
+    "panel_next",
+    "panel_void",
+    "supervisor_key",
+    "shake_detected",
+    "shaker_lid",
+)
+
+
+@runtime_checkable
+class Acceptors(Protocol):
+    """The six progressive-wager acceptors: a chip sensor (posts ``chip_detected``) and a light
+    each. Position n (1..6) is index n-1 of the light states."""
+
+    @property
+    def lights(self) -> tuple[LightState, ...]:
+        """The state each light was last told to show."""
+        ...
+
+    def set_lights(self, states: Sequence[LightState]) -> None:
+        """Show six light states at once (validated by the caller, ``Table.apply``)."""
+        ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class LockoutButton(Protocol):
+    """The dealer's lock-out button; posts ``lockout_pressed`` once per press."""
+
+    @property
+    def is_pressed(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class DealerPanel(Protocol):
+    """NEXT and VOID push buttons and the supervisor key switch (a held on/off switch)."""
+
+    @property
+    def supervisor_key_on(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class DiceShaker(Protocol):
+    """Counts shakes of the dice shaker (NY 5324.41(h)(8)(i): at least three) and, if fitted,
+    reports the lid."""
+
+    @property
+    def count(self) -> int:
+        """Shakes counted since the last :meth:`reset`."""
+        ...
+
+    @property
+    def lid_lifted(self) -> bool | None:
+        """True while the lid is off, False while on, None when no lid sensor is fitted."""
+        ...
+
+    def reset(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class NumberDisplay(Protocol):
+    """The single 7-segment digit: 1-7 (starting position) or a status glyph."""
+
+    @property
+    def glyph(self) -> Glyph: ...
+
+    def show(self, glyph: Glyph) -> None: ...
+
+    def close(self) -> None: ...
