@@ -84,7 +84,15 @@ def connect_read_only(path: str | Path) -> sqlite3.Connection:
     if not p.is_file():
         raise JournalError(f"{p}: no such journal file")
     uri = f"file:{urllib.parse.quote(str(p.resolve()))}?mode=ro"
-    return sqlite3.connect(uri, uri=True, isolation_level=None)
+    conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    # A damaged page may hold bytes that are not UTF-8: decode them with U+FFFD so the row is
+    # still reported (its hash no longer matches) instead of stopping the audit.
+    conn.text_factory = _decode_text
+    return conn
+
+
+def _decode_text(raw: bytes) -> str:
+    return raw.decode("utf-8", "replace")
 
 
 def schema_problems(conn: sqlite3.Connection) -> list[str]:
@@ -136,42 +144,63 @@ class _Walk:
         self.rounds = 0
         self.last_seq = 0
         self.last_hash = GENESIS_HASH
-        self.finished = False
+        self._rows = self._walk()
 
     def __iter__(self) -> Iterator[Entry]:
+        """The one pass over the rows: iterating again resumes it, never restarts it."""
+        return self._rows
+
+    def _walk(self) -> Iterator[Entry]:
+        cursor = self.conn.execute(_ROWS)
+        while True:
+            try:
+                row = cursor.fetchone()
+            except sqlite3.Error as exc:
+                self.problems.add(f"cannot read the entry after seq {self.last_seq}: {exc}")
+                return
+            if row is None:
+                return
+            entry = self._check(*row)
+            if entry is not None:
+                yield entry
+
+    def _check(
+        self,
+        seq: int,
+        ts_ms: int,
+        round_id: int | None,
+        type_: str,
+        data: str,
+        prev: str,
+        digest: str,
+    ) -> Entry | None:
         add = self.problems.add
-        for seq, ts_ms, round_id, type_, data, prev, digest in self.conn.execute(_ROWS):
-            self.entries += 1
-            expected = self.last_seq + 1
-            if seq != expected:
-                add(f"gap after seq {self.last_seq}: next entry is seq {seq}")
-            if prev != self.last_hash:
-                if self.last_seq == 0:
-                    add(f"seq {seq}: prev_hash is not the genesis hash")
-                else:
-                    add(f"seq {seq}: prev_hash does not match the hash of seq {self.last_seq}")
-            try:
-                computed = entry_hash(seq, ts_ms, round_id, type_, data, prev)
-            except Exception as exc:  # a column of the wrong type (STRICT removed by hand)
-                add(f"seq {seq}: cannot recompute hash: {exc}")
-                computed = None
-            if computed is not None and computed != digest:
-                add(
-                    f"seq {seq}: hash mismatch (stored {str(digest)[:16]}, "
-                    f"computed {computed[:16]})"
-                )
-            if type_ == ROUND_COMPLETED:
-                self.rounds += 1
-            self.last_seq, self.last_hash = seq, digest
-            try:
-                obj = decode_object(data, f"seq {seq}: data")
-            except (ValueError, TypeError) as exc:
-                add(str(exc))
-                continue
+        self.entries += 1
+        if seq != self.last_seq + 1:
+            add(f"gap after seq {self.last_seq}: next entry is seq {seq}")
+        if prev != self.last_hash:
+            if self.last_seq == 0:
+                add(f"seq {seq}: prev_hash is not the genesis hash")
+            else:
+                add(f"seq {seq}: prev_hash does not match the hash of seq {self.last_seq}")
+        try:
+            computed: str | None = entry_hash(seq, ts_ms, round_id, type_, data, prev)
+        except Exception as exc:  # a column of the wrong type (STRICT removed by hand)
+            add(f"seq {seq}: cannot recompute hash: {exc}")
+            computed = None
+        if computed is not None and computed != digest:
+            add(f"seq {seq}: hash mismatch (stored {digest}, computed {computed})")
+        if type_ == ROUND_COMPLETED:
+            self.rounds += 1
+        self.last_seq, self.last_hash = seq, digest
+        try:
+            obj = decode_object(data, f"seq {seq}: data")
             if canonical_json(obj, f"seq {seq}: data") != data:
                 add(f"seq {seq}: data is not in canonical JSON form")
-            yield Entry(seq, ts_ms, round_id, type_, obj, prev, digest)
-        self.finished = True
+        except (ValueError, TypeError) as exc:
+            add(str(exc))
+            return None
+        return Entry(seq, ts_ms, round_id, type_, obj, prev, digest)
 
 
 def _normal(value: JSON) -> JSON:
@@ -194,19 +223,29 @@ def _read_state(conn: sqlite3.Connection, problems: _Problems) -> _Stored:
     row = conn.execute("SELECT seq, hash, snapshot FROM state WHERE id = 1").fetchone()
     if row is not None:
         stored.seq, stored.hash = row[0], row[1]
-        try:
-            stored.snapshot = decode_object(row[2], "stored state snapshot")
-        except (ValueError, TypeError) as exc:
-            problems.add(str(exc))
+        stored.snapshot = _decode_canonical(row[2], "stored state snapshot", problems)
     meters: dict[str, JSON] = {}
     for level, values in conn.execute('SELECT level, "values" FROM meters ORDER BY level'):
-        try:
-            meters[level] = decode_object(values, f"meter level {level!r}")
-        except (ValueError, TypeError) as exc:
-            problems.add(str(exc))
+        decoded = _decode_canonical(values, f"meter level {level!r}", problems)
+        if decoded is None:
             return stored
+        meters[level] = decoded
     stored.meters = meters
     return stored
+
+
+def _decode_canonical(text: object, what: str, problems: _Problems) -> dict[str, JSON] | None:
+    """Decode a stored JSON object, which the writer always stores in canonical form."""
+    try:
+        if not isinstance(text, str):
+            raise TypeError(f"{what}: stored as {type(text).__name__}, not text")
+        value = decode_object(text, what)
+    except (ValueError, TypeError) as exc:
+        problems.add(str(exc))
+        return None
+    if canonical_json(value, what) != text:
+        problems.add(f"{what}: not in canonical JSON form")
+    return value
 
 
 def _check_head(stored: _Stored, walk: _Walk, problems: _Problems) -> None:
@@ -275,16 +314,19 @@ def verify(
         conn = connect_read_only(path)
     except (JournalError, sqlite3.Error) as exc:
         return VerifyReport(False, 0, 0, [str(exc)])
+    stage = "running integrity_check"
     try:
         rows = conn.execute("PRAGMA integrity_check").fetchall()
         if rows != [("ok",)]:
             for (message,) in rows:
                 problems.add(f"integrity_check: {message}")
+        stage = "checking the schema"
         for problem in schema_problems(conn):
             problems.add(problem)
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
         foreign = any(p.startswith("not a pai gow table journal") for p in problems.items)
         if not foreign and {"journal", "state", "meters"} <= tables:
+            stage = "reading the journal"
             walk = _Walk(conn, problems)
             stored = _read_state(conn, problems)
             if replay is not None:
@@ -293,7 +335,7 @@ def verify(
                 pass
             _check_head(stored, walk, problems)
     except sqlite3.Error as exc:
-        problems.add(f"sqlite error: {exc}")
+        problems.add(f"sqlite error while {stage}: {exc}")
     except Exception as exc:  # the report must come back whatever the file holds
         problems.add(f"unexpected error while verifying: {type(exc).__name__}: {exc}")
     finally:

@@ -1,0 +1,452 @@
+"""The tamper-evident journal on real SQLite files: chain, append-only triggers, one transaction per
+event, restart from the stored state, verify and export.
+
+Why it matters: the meter never decreases except by a recorded payout or a recorded, authorised
+correction (NJ 13:69D-1.52(f)); every hit is recorded with table, position, level, amount, time
+and round (NY 5321.18(b)(3)(iii)); a storage failure must be detected, not played through
+(NJ 13:69E-1.39B(d)). The expected hashes here are computed from the encoding documented in
+docs/journal.md, with hashlib and json directly, never with the journal's own helpers.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import sqlite3
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from controller.journal import Entry, Journal, JournalError, export, verify
+
+GENESIS = "0" * 64
+
+
+def documented_hash(
+    seq: int, ts: int, round_id: int | None, type_: str, data: object, prev: str
+) -> str:
+    """docs/journal.md: SHA-256 hex of canonical JSON of [seq, ts_ms, round_id, type, data,
+    prev_hash] (sort_keys, separators (",", ":"), ensure_ascii)."""
+    text = json.dumps(
+        [seq, ts, round_id, type_, data, prev],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=True,
+    )
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def toy_replay(entries: Iterator[Entry]) -> tuple[dict[str, object], dict[str, object]]:
+    """A stand-in round machine for these tests: counts events and adds up ``cents``."""
+    events = 0
+    cents = 0
+    for entry in entries:
+        events += 1
+        cents += int(entry.data.get("cents", 0))
+    return {"events": events, "cents": cents}, {"main": {"cents": cents}}
+
+
+def fill(journal: Journal, count: int, start_ts: int = 1_700_000_000_000) -> list[Entry]:
+    """Append ``count`` entries whose snapshot and meters follow `toy_replay`."""
+    made: list[Entry] = []
+    base = journal.count()
+    state = journal.last_state()
+    cents = 0 if state is None else int(state.snapshot["cents"])
+    for i in range(count):
+        n = base + i + 1
+        cents += n
+        type_ = "round_completed" if n % 4 == 0 else "chip_detected"
+        made.append(
+            journal.append(
+                start_ts + n,
+                n // 4,
+                type_,
+                {"cents": n, "position": n % 6 + 1},
+                {"events": n, "cents": cents},
+                {"main": {"cents": cents}},
+            )
+        )
+    return made
+
+
+def raw(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(str(path), isolation_level=None)
+
+
+def drop_guards(conn: sqlite3.Connection) -> None:
+    for name in ("journal_no_update", "journal_no_delete", "journal_append_only"):
+        conn.execute(f"DROP TRIGGER {name}")
+
+
+@pytest.fixture
+def path(tmp_path: Path) -> Path:
+    return tmp_path / "journal.db"
+
+
+# ------------------------------------------------------------------------------- chain and seq
+def test_every_entry_is_numbered_and_chained_to_the_previous_hash(path: Path) -> None:
+    """Each entry has a gapless seq from 1 and the hash of the previous entry (DESIGN.md, the
+    record of every wager and payout: NJ 13:69D-1.52(f))."""
+    with Journal.open(path, created_ms=0) as journal:
+        made = fill(journal, 300)
+        stored = list(journal.entries())
+    assert [e.seq for e in stored] == list(range(1, 301))
+    assert stored == made
+    prev = GENESIS
+    for e in stored:
+        assert e.prev_hash == prev
+        assert e.hash == documented_hash(e.seq, e.ts_ms, e.round_id, e.type, e.data, prev)
+        prev = e.hash
+    report = verify(path)
+    assert report.ok, report.problems
+    assert (report.entries, report.rounds) == (300, 75)
+
+
+def test_hash_covers_non_ascii_type_and_data_with_the_documented_encoding(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        e = journal.append(5, None, "note_é", {"text": "reine ♥", "list": [1, 2]}, {}, {})
+    assert e.hash == documented_hash(1, 5, None, "note_é", {"list": [1, 2], "text": "reine ♥"}, GENESIS)
+    assert verify(path).ok
+
+
+def test_reopening_resumes_seq_and_hash_chain(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        first = fill(journal, 3)
+    with Journal.open(path) as journal:
+        assert journal.count() == 3
+        more = fill(journal, 2)
+    assert [e.seq for e in more] == [4, 5]
+    assert more[0].prev_hash == first[-1].hash
+    assert verify(path, toy_replay).ok
+
+
+def test_entries_streams_a_range(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        made = fill(journal, 20)
+        it = journal.entries(5, 8)
+        assert next(it) == made[4]
+        assert [e.seq for e in it] == [6, 7, 8]
+        assert [e.seq for e in journal.entries(18)] == [18, 19, 20]
+
+
+# ------------------------------------------------------------------------------- append-only
+def test_triggers_refuse_update_and_delete_of_a_committed_entry(path: Path) -> None:
+    """A recorded payout cannot be edited away (NJ 13:69D-1.52(f))."""
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 5)
+    conn = raw(path)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only: UPDATE refused"):
+        conn.execute("UPDATE journal SET data = '{\"cents\":0}' WHERE seq = 3")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only: DELETE refused"):
+        conn.execute("DELETE FROM journal WHERE seq = 5")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        conn.execute("INSERT OR REPLACE INTO journal VALUES (3, 0, 0, 'x', '{}', ?, ?)", (GENESIS, GENESIS))
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):  # a gap
+        conn.execute("INSERT INTO journal VALUES (9, 0, 0, 'x', '{}', ?, ?)", (GENESIS, GENESIS))
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):  # a broken link
+        conn.execute("INSERT INTO journal VALUES (6, 0, 0, 'x', '{}', ?, ?)", (GENESIS, GENESIS))
+    conn.close()
+    report = verify(path, toy_replay)
+    assert report.ok, report.problems
+    assert report.entries == 5
+
+
+# ------------------------------------------------------------------------------- tampering
+def test_altered_data_field_is_reported_as_hash_mismatch(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 10)
+    conn = raw(path)
+    drop_guards(conn)
+    conn.execute("UPDATE journal SET data = '{\"cents\":300,\"position\":4}' WHERE seq = 3")
+    conn.close()
+    problems = verify(path).problems
+    assert "seq 3: hash mismatch" in " ".join(problems)
+    assert "trigger journal_no_update is missing" in problems
+
+
+def test_deleted_middle_row_is_reported_as_a_gap(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 10)
+    conn = raw(path)
+    drop_guards(conn)
+    conn.execute("DELETE FROM journal WHERE seq = 6")
+    conn.close()
+    problems = verify(path).problems
+    assert "gap after seq 5: next entry is seq 7" in problems
+    assert "seq 7: prev_hash does not match the hash of seq 5" in problems
+
+
+def test_swapped_rows_are_reported_at_both_seqs(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 10)
+    conn = raw(path)
+    drop_guards(conn)
+    conn.execute("UPDATE journal SET seq = -3 WHERE seq = 3")
+    conn.execute("UPDATE journal SET seq = 3 WHERE seq = 7")
+    conn.execute("UPDATE journal SET seq = 7 WHERE seq = -3")
+    conn.close()
+    text = "\n".join(verify(path).problems)
+    assert "seq 3: hash mismatch" in text
+    assert "seq 7: hash mismatch" in text
+    assert "seq 3: prev_hash does not match the hash of seq 2" in text
+
+
+def test_truncated_tail_is_reported_by_the_stored_state(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 10)
+    conn = raw(path)
+    drop_guards(conn)
+    conn.execute("DELETE FROM journal WHERE seq = 10")
+    for statement in _guard_sql():
+        conn.execute(statement)
+    conn.close()
+    assert verify(path).problems == ["stored state reflects seq 10 but the journal ends at seq 9"]
+    with pytest.raises(JournalError, match="stored state reflects seq 10"):
+        Journal.open(path)
+
+
+def _guard_sql() -> list[str]:
+    from controller.journal_format import SCHEMA_SQL
+
+    return [s for s in SCHEMA_SQL if "CREATE TRIGGER" in s]
+
+
+# ------------------------------------------------------------------------------- bad files
+def test_garbage_file_is_reported_not_raised(tmp_path: Path) -> None:
+    """A storage failure must be detected (NJ 13:69E-1.39B(d)), never crash the check."""
+    bad = tmp_path / "garbage.db"
+    bad.write_bytes(b"\x00\xffnot sqlite at all" * 500)
+    report = verify(bad)
+    assert not report.ok
+    assert "not a database" in report.problems[0]
+    with pytest.raises(JournalError, match="garbage.db"):
+        Journal.open(bad)
+
+
+def test_truncated_file_is_reported_not_raised(path: Path, tmp_path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 400)
+    data = path.read_bytes()
+    cut = tmp_path / "cut.db"
+    cut.write_bytes(data[: len(data) // 2])
+    report = verify(cut)
+    assert not report.ok
+    assert report.problems
+    empty_half = tmp_path / "header-only.db"
+    empty_half.write_bytes(data[:100])
+    assert not verify(empty_half).ok
+
+
+def test_missing_file_and_directory_are_reported(tmp_path: Path) -> None:
+    assert verify(tmp_path / "nope.db").problems == [f"{tmp_path / 'nope.db'}: no such journal file"]
+    assert not verify(tmp_path).ok
+    with pytest.raises(JournalError, match="is a directory"):
+        Journal.open(tmp_path)
+
+
+def test_foreign_sqlite_database_is_not_our_journal(tmp_path: Path) -> None:
+    other = tmp_path / "other.db"
+    conn = sqlite3.connect(other)
+    conn.execute("CREATE TABLE journal (x)")
+    conn.commit()
+    conn.close()
+    assert verify(other).problems[0].startswith("not a pai gow table journal")
+    with pytest.raises(JournalError, match="not a pai gow table journal"):
+        Journal.open(other)
+
+
+def test_wrong_schema_version_is_refused(path: Path) -> None:
+    Journal.open(path, created_ms=0).close()
+    conn = raw(path)
+    conn.execute("PRAGMA user_version = 2")
+    conn.close()
+    with pytest.raises(JournalError, match="schema version 2, this software reads 1"):
+        Journal.open(path)
+    assert "schema version 2, this software reads 1" in verify(path).problems
+
+
+def test_journal_of_another_table_is_refused(path: Path) -> None:
+    Journal.open(path, table_id="PG-01", created_ms=0).close()
+    with pytest.raises(JournalError, match="belongs to table 'PG-01', not 'PG-02'"):
+        Journal.open(path, table_id="PG-02")
+    Journal.open(path, table_id="PG-01").close()
+    conn = raw(path)
+    assert dict(conn.execute("SELECT key, value FROM meta")) == {
+        "schema_version": "1",
+        "table_id": "PG-01",
+        "created": "0",
+    }
+    conn.close()
+
+
+# ------------------------------------------------------------------------------- one transaction
+def test_unserialisable_snapshot_writes_nothing(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 3)
+        before = journal.last_state()
+        with pytest.raises(ValueError, match="snapshot: not JSON-serialisable"):
+            journal.append(10, 1, "chip_detected", {"cents": 1}, {"bad": {1, 2}}, {})
+        with pytest.raises(ValueError, match=r"meters\['main'\]: must be a JSON object"):
+            journal.append(10, 1, "chip_detected", {"cents": 1}, {}, {"main": 5})
+        assert journal.count() == 3
+        assert journal.last_state() == before
+        nxt = fill(journal, 1)[0]
+    assert nxt.seq == 4
+    assert verify(path, toy_replay).ok
+
+
+def test_failure_between_entry_insert_and_state_update_rolls_back_all(path: Path) -> None:
+    """The entry, the snapshot and the meters commit together or not at all (DESIGN.md step 3):
+    a storage failure after the entry row is written leaves no entry behind."""
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 3)
+        before = journal.last_state()
+        saboteur = raw(path)
+        saboteur.execute(
+            "CREATE TRIGGER sabotage BEFORE UPDATE ON state "
+            "BEGIN SELECT RAISE(ABORT, 'simulated storage failure'); END"
+        )
+        with pytest.raises(JournalError, match="append of seq 4 .* simulated storage failure"):
+            journal.append(99, 1, "chip_detected", {"cents": 4}, {"events": 4, "cents": 10}, {})
+        assert saboteur.execute("SELECT max(seq), count(*) FROM journal").fetchone() == (3, 3)
+        assert journal.count() == 3
+        assert journal.last_state() == before
+        saboteur.execute("DROP TRIGGER sabotage")
+        saboteur.close()
+        assert fill(journal, 1)[0].seq == 4
+    report = verify(path, toy_replay)
+    assert report.ok, report.problems
+
+
+def test_bad_arguments_name_the_argument_and_write_nothing(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        cases: list[tuple[tuple[object, ...], str]] = [
+            ((True, 1, "t", {}, {}, {}), "ts_ms"),
+            ((-1, 1, "t", {}, {}, {}), "ts_ms"),
+            ((1, "7", "t", {}, {}, {}), "round_id"),
+            ((1, 1, "", {}, {}, {}), "type"),
+            ((1, 1, "t", [1], {}, {}), "data"),
+            ((1, 1, "t", {1: "x"}, {}, {}), "data: key 1"),
+            ((1, 1, "t", {"x": float("nan")}, {}, {}), "data: not JSON"),
+        ]
+        for args, message in cases:
+            with pytest.raises(ValueError, match=message):
+                journal.append(*args)  # type: ignore[arg-type]
+        assert journal.count() == 0
+        assert journal.last_state() is None
+
+
+# ------------------------------------------------------------------------------- stored state
+def test_last_state_is_the_last_committed_snapshot_and_merged_meters(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        assert journal.last_state() is None
+        journal.append(1, 1, "a", {}, {"k": 1}, {"L1": {"cents": 100}, "L2": {"cents": 5}})
+        last = journal.append(2, 1, "b", {}, {"k": 2}, {"L1": {"cents": 121}})
+    with Journal.open(path) as journal:
+        state = journal.last_state()
+    assert state is not None
+    assert state.seq == 2
+    assert state.hash == last.hash
+    assert state.snapshot == {"k": 2}
+    assert state.meters == {"L1": {"cents": 121}, "L2": {"cents": 5}}
+
+
+def test_last_state_after_a_bulk_loaded_journal_reads_the_state_row(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        journal._bulk_load_for_bench(5000)
+    with Journal.open(path) as journal:
+        state = journal.last_state()
+        assert journal.count() == 5000
+    assert state is not None
+    assert (state.seq, state.snapshot) == (5000, {"n": 5000})
+    report = verify(path)
+    assert report.ok, report.problems
+    assert (report.entries, report.rounds) == (5000, 50)
+
+
+def test_verify_reads_while_the_writer_holds_the_file(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 4)
+        assert verify(path, toy_replay).ok
+        fill(journal, 1)
+        assert verify(path).entries == 5
+
+
+# ------------------------------------------------------------------------------- replay hook
+def test_replay_that_does_not_reproduce_the_stored_snapshot_is_reported(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 8)
+    assert verify(path, toy_replay).ok
+    conn = raw(path)
+    conn.execute("UPDATE state SET snapshot = '{\"cents\":1,\"events\":8}'")
+    conn.execute("UPDATE meters SET \"values\" = '{\"cents\":35}' WHERE level = 'main'")
+    conn.close()
+    problems = verify(path, toy_replay).problems
+    assert "replay: snapshot differs from the stored state at keys ['cents']" in problems
+    assert "replay: meter level 'main' differs (replayed {'cents': 36}, stored {'cents': 35})" in (
+        problems
+    )
+    assert verify(path).ok  # without replay the chain itself is intact
+
+
+def test_replay_that_raises_is_reported(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 3)
+
+    def broken(entries: Iterator[Entry]) -> tuple[dict[str, object], dict[str, object]]:
+        for entry in entries:
+            if entry.seq == 2:
+                raise KeyError("position")
+        return {}, {}
+
+    report = verify(path, broken)
+    assert report.problems == ["replay failed after seq 2: KeyError: 'position'"]
+    assert report.entries == 3
+
+
+# ------------------------------------------------------------------------------- export
+def test_export_jsonl_carries_every_entry(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        made = fill(journal, 12)
+    out = io.StringIO()
+    assert export(path, "jsonl", out) == 12
+    lines = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [(x["seq"], x["hash"], x["prev_hash"]) for x in lines] == [
+        (e.seq, e.hash, e.prev_hash) for e in made
+    ]
+    first = lines[0]
+    assert set(first) >= {"seq", "ts", "round", "type", "data", "hash", "prev_hash"}
+    assert first["data"] == {"cents": 1, "position": 2}
+    assert first["round"] == 0 and first["type"] == "chip_detected"
+
+
+def test_export_csv_lets_an_auditor_recompute_every_hash(path: Path) -> None:
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 12)
+        journal.append(1, None, "power_up", {"software": "x"}, {"events": 13, "cents": 78}, {})
+    out = io.StringIO()
+    assert export(path, "csv", out) == 13
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    prev = GENESIS
+    for row in rows:
+        round_id = None if row["round"] == "" else int(row["round"])
+        data = json.loads(row["data"])
+        assert row["prev_hash"] == prev
+        assert row["hash"] == documented_hash(
+            int(row["seq"]), int(row["ts"]), round_id, row["type"], data, prev
+        )
+        prev = row["hash"]
+    assert [int(r["seq"]) for r in rows] == list(range(1, 14))
+
+
+def test_export_refuses_unknown_format_and_foreign_files(path: Path, tmp_path: Path) -> None:
+    Journal.open(path, created_ms=0).close()
+    with pytest.raises(ValueError, match="format: must be 'jsonl' or 'csv', got 'xml'"):
+        export(path, "xml", io.StringIO())
+    bad = tmp_path / "bad.db"
+    bad.write_bytes(b"x" * 4096)
+    with pytest.raises(JournalError, match="bad.db"):
+        export(bad, "jsonl", io.StringIO())
