@@ -1,0 +1,117 @@
+"""The starting-position random number generator (table-rules.md, NJ 13:69E-1.28G) and the
+statistics a test lab runs on it.
+
+Responsible for one thing: drawing a number 1..7, every value equally likely, from the operating
+system's CSPRNG (`secrets.randbelow(7) + 1`: rejection sampling inside, so no modulo bias; seeded
+by the kernel from an uncontrolled source, never the same sequence after a restart). The owner
+thread draws exactly once per ``draw_rng`` effect and journals the value as ``rng_drawn``.
+
+A seeded source (`SeededDraw`) exists for the simulated table only: `tablectl simulate --seed`
+uses it so a run is repeatable. It must never be used by `tablectl run` (real hardware), and this
+module must never cache, pre-draw, reuse or re-select a value.
+
+The goodness-of-fit helpers (`chi_square`, `runs_z`, `serial_correlation_z`) are the checks of
+table-rules.md ("chi-square, runs and serial-correlation tests at the 99% confidence level"); the
+critical values are cited constants, not computed here.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import secrets
+from collections.abc import Callable, Sequence
+
+POSITIONS = 7
+
+#: A source of starting positions: returns an int 1..7 on each call.
+DrawSource = Callable[[], int]
+
+#: Chi-square critical value, 6 degrees of freedom (7 cells), upper 1% (99% level): 16.812
+#: (NIST/SEMATECH e-Handbook of Statistical Methods, table 1.3.6.7.4).
+CHI2_CRITICAL_6DF_99 = 16.812
+#: Chi-square critical value, 48 degrees of freedom (7 x 7 serial pairs), upper 1%: 73.683
+#: (same table).
+CHI2_CRITICAL_48DF_99 = 73.683
+#: Two-sided standard normal critical value at the 99% level: 2.576 (z_{0.995}).
+Z_CRITICAL_99 = 2.576
+
+
+def draw_position() -> int:
+    """One starting position 1..7 from the OS CSPRNG (the only source for real hardware)."""
+    return secrets.randbelow(POSITIONS) + 1
+
+
+class SeededDraw:
+    """A repeatable source of positions 1..7 for the SIMULATED table only (``--seed``)."""
+
+    def __init__(self, seed: int | str) -> None:
+        self._random = random.Random(f"rng:{seed}")
+
+    def __call__(self) -> int:
+        return self._random.randrange(POSITIONS) + 1
+
+
+def check_draw(value: object) -> int:
+    """The value a draw source returned, checked to be an int 1..7 (ValueError otherwise)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= POSITIONS:
+        raise ValueError(f"rng: draw source returned {value!r}, expected an int 1..{POSITIONS}")
+    return value
+
+
+# --------------------------------------------------------------------------------- statistics
+def counts(draws: Sequence[int]) -> list[int]:
+    """How many times each value 1..7 occurs in ``draws`` (index 0 = value 1)."""
+    out = [0] * POSITIONS
+    for value in draws:
+        out[value - 1] += 1
+    return out
+
+
+def chi_square(observed: Sequence[int]) -> float:
+    """Pearson's chi-square statistic of ``observed`` cell counts against equal expectation."""
+    total = sum(observed)
+    if total == 0:
+        raise ValueError("chi_square: no observations")
+    expected = total / len(observed)
+    return sum((o - expected) ** 2 / expected for o in observed)
+
+
+def serial_pairs_chi_square(draws: Sequence[int]) -> float:
+    """Chi-square of the 49 non-overlapping pairs (x[2i], x[2i+1]) against equal expectation:
+    a serial test (each value must not favour any successor). 48 degrees of freedom."""
+    cells = [0] * (POSITIONS * POSITIONS)
+    for i in range(0, len(draws) - 1, 2):
+        cells[(draws[i] - 1) * POSITIONS + draws[i + 1] - 1] += 1
+    return chi_square(cells)
+
+
+def runs_z(draws: Sequence[int]) -> float:
+    """Wald-Wolfowitz runs test z-score on the sequence dichotomised above / below the middle
+    value 4 (draws of 4 are left out). Too few runs (clumping) or too many (alternation) give a
+    large |z|."""
+    signs = [value > 4 for value in draws if value != 4]
+    n = len(signs)
+    n_high = sum(signs)
+    n_low = n - n_high
+    if n_high == 0 or n_low == 0:
+        raise ValueError("runs_z: the sequence never crosses the middle value")
+    runs = 1 + sum(1 for a, b in zip(signs, signs[1:], strict=False) if a != b)
+    mean = 2 * n_high * n_low / n + 1
+    variance = (mean - 1) * (mean - 2) / (n - 1)
+    return (runs - mean) / math.sqrt(variance)
+
+
+def serial_correlation_z(draws: Sequence[int], lag: int = 1) -> float:
+    """Lag-``lag`` serial correlation coefficient times sqrt(n): about standard normal for an
+    independent sequence."""
+    n = len(draws) - lag
+    if n < 2:
+        raise ValueError("serial_correlation_z: too few draws")
+    mean = sum(draws) / len(draws)
+    dev = [x - mean for x in draws]
+    variance = sum(d * d for d in dev) / len(draws)
+    if variance == 0:
+        raise ValueError("serial_correlation_z: constant sequence")
+    cov = sum(dev[i] * dev[i + lag] for i in range(n)) / n
+    return cov / variance * math.sqrt(n)
