@@ -21,6 +21,7 @@ import math
 import random
 import secrets
 from collections.abc import Callable, Sequence
+from itertools import pairwise
 
 POSITIONS = 7
 
@@ -96,7 +97,7 @@ def runs_z(draws: Sequence[int]) -> float:
     n_low = n - n_high
     if n_high == 0 or n_low == 0:
         raise ValueError("runs_z: the sequence never crosses the middle value")
-    runs = 1 + sum(1 for a, b in zip(signs, signs[1:], strict=False) if a != b)
+    runs = 1 + sum(1 for a, b in pairwise(signs) if a != b)
     mean = 2 * n_high * n_low / n + 1
     variance = (mean - 1) * (mean - 2) / (n - 1)
     return (runs - mean) / math.sqrt(variance)
