@@ -22,6 +22,11 @@ from pathlib import Path
 from controller.journal_audit import connect_read_only, schema_problems
 from controller.journal_format import JournalError
 
+
+class SelfCheckError(Exception):
+    """The software to authenticate cannot be located; the message names the package."""
+
+
 SOFTWARE_PACKAGES: tuple[str, ...] = ("fsm", "drivers", "controller")
 MIN_FREE_BYTES = 16 * 1024 * 1024
 
@@ -29,10 +34,12 @@ MIN_FREE_BYTES = 16 * 1024 * 1024
 def _package_dir(name: str) -> Path:
     spec = importlib.util.find_spec(name)
     if spec is None or not spec.submodule_search_locations:
-        raise JournalError(f"software package {name!r} is not installed")
+        raise SelfCheckError(f"software package {name!r} is not installed")
     locations = list(spec.submodule_search_locations)
     if len(locations) != 1:
-        raise JournalError(f"software package {name!r} has {len(locations)} locations: {locations}")
+        raise SelfCheckError(
+            f"software package {name!r} has {len(locations)} locations: {locations}"
+        )
     return Path(locations[0])
 
 

@@ -108,7 +108,9 @@ def test_every_entry_is_numbered_and_chained_to_the_previous_hash(path: Path) ->
 def test_hash_covers_non_ascii_type_and_data_with_the_documented_encoding(path: Path) -> None:
     with Journal.open(path, created_ms=0) as journal:
         e = journal.append(5, None, "note_é", {"text": "reine ♥", "list": [1, 2]}, {}, {})
-    assert e.hash == documented_hash(1, 5, None, "note_é", {"list": [1, 2], "text": "reine ♥"}, GENESIS)
+    assert e.hash == documented_hash(
+        1, 5, None, "note_é", {"list": [1, 2], "text": "reine ♥"}, GENESIS
+    )
     assert verify(path).ok
 
 
@@ -143,7 +145,9 @@ def test_triggers_refuse_update_and_delete_of_a_committed_entry(path: Path) -> N
     with pytest.raises(sqlite3.DatabaseError, match="append-only: DELETE refused"):
         conn.execute("DELETE FROM journal WHERE seq = 5")
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
-        conn.execute("INSERT OR REPLACE INTO journal VALUES (3, 0, 0, 'x', '{}', ?, ?)", (GENESIS, GENESIS))
+        conn.execute(
+            "INSERT OR REPLACE INTO journal VALUES (3, 0, 0, 'x', '{}', ?, ?)", (GENESIS, GENESIS)
+        )
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):  # a gap
         conn.execute("INSERT INTO journal VALUES (9, 0, 0, 'x', '{}', ?, ?)", (GENESIS, GENESIS))
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):  # a broken link
@@ -160,7 +164,7 @@ def test_altered_data_field_is_reported_as_hash_mismatch(path: Path) -> None:
         fill(journal, 10)
     conn = raw(path)
     drop_guards(conn)
-    conn.execute("UPDATE journal SET data = '{\"cents\":300,\"position\":4}' WHERE seq = 3")
+    conn.execute('UPDATE journal SET data = \'{"cents":300,"position":4}\' WHERE seq = 3')
     conn.close()
     problems = verify(path).problems
     assert "seq 3: hash mismatch" in " ".join(problems)
@@ -222,7 +226,7 @@ def test_garbage_file_is_reported_not_raised(tmp_path: Path) -> None:
     report = verify(bad)
     assert not report.ok
     assert "not a database" in report.problems[0]
-    with pytest.raises(JournalError, match="garbage.db"):
+    with pytest.raises(JournalError, match=r"garbage\.db"):
         Journal.open(bad)
 
 
@@ -241,7 +245,9 @@ def test_truncated_file_is_reported_not_raised(path: Path, tmp_path: Path) -> No
 
 
 def test_missing_file_and_directory_are_reported(tmp_path: Path) -> None:
-    assert verify(tmp_path / "nope.db").problems == [f"{tmp_path / 'nope.db'}: no such journal file"]
+    assert verify(tmp_path / "nope.db").problems == [
+        f"{tmp_path / 'nope.db'}: no such journal file"
+    ]
     assert not verify(tmp_path).ok
     with pytest.raises(JournalError, match="is a directory"):
         Journal.open(tmp_path)
@@ -290,7 +296,7 @@ def test_unserialisable_snapshot_writes_nothing(path: Path) -> None:
         with pytest.raises(ValueError, match="snapshot: not JSON-serialisable"):
             journal.append(10, 1, "chip_detected", {"cents": 1}, {"bad": {1, 2}}, {})
         with pytest.raises(ValueError, match=r"meters\['main'\]: must be a JSON object"):
-            journal.append(10, 1, "chip_detected", {"cents": 1}, {}, {"main": 5})
+            journal.append(10, 1, "chip_detected", {"cents": 1}, {}, {"main": 5})  # type: ignore[dict-item]
         assert journal.count() == 3
         assert journal.last_state() == before
         nxt = fill(journal, 1)[0]
@@ -309,7 +315,7 @@ def test_failure_between_entry_insert_and_state_update_rolls_back_all(path: Path
             "CREATE TRIGGER sabotage BEFORE UPDATE ON state "
             "BEGIN SELECT RAISE(ABORT, 'simulated storage failure'); END"
         )
-        with pytest.raises(JournalError, match="append of seq 4 .* simulated storage failure"):
+        with pytest.raises(JournalError, match=r"append of seq 4 .* simulated storage failure"):
             journal.append(99, 1, "chip_detected", {"cents": 4}, {"events": 4, "cents": 10}, {})
         assert saboteur.execute("SELECT max(seq), count(*) FROM journal").fetchone() == (3, 3)
         assert journal.count() == 3
@@ -381,7 +387,7 @@ def test_replay_that_does_not_reproduce_the_stored_snapshot_is_reported(path: Pa
         fill(journal, 8)
     assert verify(path, toy_replay).ok
     conn = raw(path)
-    conn.execute("UPDATE state SET snapshot = '{\"cents\":1,\"events\":8}'")
+    conn.execute('UPDATE state SET snapshot = \'{"cents":1,"events":8}\'')
     conn.execute("UPDATE meters SET \"values\" = '{\"cents\":35}' WHERE level = 'main'")
     conn.close()
     problems = verify(path, toy_replay).problems
@@ -448,5 +454,5 @@ def test_export_refuses_unknown_format_and_foreign_files(path: Path, tmp_path: P
         export(path, "xml", io.StringIO())
     bad = tmp_path / "bad.db"
     bad.write_bytes(b"x" * 4096)
-    with pytest.raises(JournalError, match="bad.db"):
+    with pytest.raises(JournalError, match=r"bad\.db"):
         export(bad, "jsonl", io.StringIO())
