@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 # Each module has ``register(subparsers)``; one line per module, in the order help lists them.
-SUBCOMMAND_MODULES: tuple[str, ...] = ("cmd_hands",)
+SUBCOMMAND_MODULES: tuple[str, ...] = ("cmd_hands", "cmd_config")
 
 
 def build_parser() -> argparse.ArgumentParser:

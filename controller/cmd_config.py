@@ -1,0 +1,58 @@
+"""``tablectl config check PATH`` and ``tablectl config hash-pin``.
+
+Responsible for reporting whether a configuration file can run a table (``ok`` and a summary, or
+every problem with its key, exit 1) and for turning a supervisor PIN into its stored hash. Must
+never write a configuration file or a journal, and never print or log a PIN.
+"""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import sys
+from typing import Any
+
+from controller.config import ConfigError, hash_pin, load_config
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("config", help="check a configuration file; hash a supervisor PIN")
+    actions = parser.add_subparsers(dest="config_command", required=True)
+    check = actions.add_parser("check", help="validate a table configuration file")
+    check.add_argument("path", help="the TOML configuration file")
+    check.set_defaults(func=run_check)
+    hashp = actions.add_parser(
+        "hash-pin",
+        help="print the pin_hash of a supervisor PIN (read from the terminal or one stdin line)",
+    )
+    hashp.set_defaults(func=run_hash_pin)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    try:
+        config = load_config(args.path)
+    except ConfigError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    print("ok")
+    for line in config.summary():
+        print(f"  {line}")
+    return 0
+
+
+def run_hash_pin(args: argparse.Namespace) -> int:
+    if sys.stdin.isatty():
+        pin = getpass.getpass("supervisor PIN (4-12 digits): ")
+        again = getpass.getpass("again: ")
+        if pin != again:
+            print("config hash-pin: the two PINs differ", file=sys.stderr)
+            return 1
+    else:
+        pin = sys.stdin.readline().strip()
+    try:
+        stored = hash_pin(pin)
+    except ValueError as exc:
+        print(f"config hash-pin: {exc}", file=sys.stderr)
+        return 1
+    print(f'pin_hash = "{stored}"')
+    return 0

@@ -1,0 +1,597 @@
+"""The table's configuration file: one TOML document, read and validated at load.
+
+Responsible for reading the file (stdlib ``tomllib``), checking every section and collecting every
+problem into one `ConfigError` whose lines each start with the full key path and say what is
+allowed. Each component validates its own section through its ``from_mapping`` (``[pins]`` ->
+``drivers.gpio.PinConfig``, ``[game]`` -> ``fsm.round.config.GameConfig``, serial links ->
+``drivers.serial.link.LinkConfig``, ``[bonus]`` -> ``fsm.paytables.BonusConfig``, which also
+checks that the offered wagers may be offered together); this module validates the sections no
+component owns (``[table]``, ``[serial]`` ports, ``[sas]``, ``[journal]``, ``[web]``,
+``[supervisors]``). Supervisor PINs are stored hashed with scrypt; a plain PIN is an error.
+
+Must never: change a running table's configuration (that is the round machine's journaled
+``config_changed`` event, accepted only with the table closed), write any file, or crash on a bad
+file (every problem is reported as text).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import importlib
+import os
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from drivers.gpio.config import PinConfig
+from drivers.serial.link import LinkConfig
+from fsm.round.config import GameConfig
+
+DATA_DIR = Path(__file__).parent / "data"
+SIMULATED_TABLE = DATA_DIR / "simulated-table.toml"
+
+SECTIONS = ("table", "pins", "serial", "sas", "game", "bonus", "journal", "web", "supervisors")
+SERIAL_DEVICES = ("shoe", "shuffler")
+SERIAL_MODELS = ("reference",)
+BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400)
+DEFAULT_PORTS = {"shoe": "/dev/paigow-shoe", "shuffler": "/dev/paigow-shuffler"}
+SAS_DEFAULT_PORT = "/dev/ttyAMA0"
+DEFAULT_JOURNAL = "/var/lib/paigow/journal.db"
+# Game options the table file may carry that an older GameConfig does not know yet; validated here
+# until GameConfig.KEYS holds them (then GameConfig validates them itself).
+TABLE_GAME_OPTIONS = ("house_way", "ez_pai_gow")
+
+_TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
+_SUPERVISOR_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+_PIN = re.compile(r"^[0-9]{4,12}$")
+
+# scrypt parameters for supervisor PINs: 16 MiB of memory per check, ~50 ms on a Pi 4.
+SCRYPT_N, SCRYPT_R, SCRYPT_P = 2**14, 8, 1
+_SCRYPT_FORMAT = re.compile(
+    r"^scrypt\$n=(?P<n>[0-9]+),r=(?P<r>[0-9]+),p=(?P<p>[0-9]+)"
+    r"\$(?P<salt>[A-Za-z0-9+/=]+)\$(?P<hash>[A-Za-z0-9+/=]+)$"
+)
+PLAIN_PIN_KEYS = ("pin", "password", "pin_plain", "code")
+
+
+class ConfigError(Exception):
+    """The configuration cannot be used; ``problems`` lists every one, each naming its key."""
+
+    def __init__(self, source: str, problems: list[str]) -> None:
+        self.source = source
+        self.problems = list(problems)
+        count = len(self.problems)
+        lines = "\n".join(f"  {p}" for p in self.problems)
+        super().__init__(f"{source}: {count} problem{'s' if count != 1 else ''}:\n{lines}")
+
+
+# ------------------------------------------------------------------------------------- PINs
+def hash_pin(pin: str, salt: bytes | None = None) -> str:
+    """The stored form of a supervisor PIN: ``scrypt$n=..,r=..,p=..$<salt b64>$<hash b64>``.
+
+    Raises ValueError unless ``pin`` is 4 to 12 digits.
+    """
+    if not _PIN.match(pin):
+        raise ValueError("pin: must be 4 to 12 digits")
+    salt = os.urandom(16) if salt is None else salt
+    digest = hashlib.scrypt(
+        pin.encode("ascii"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32
+    )
+    b64 = base64.b64encode
+    return (
+        f"scrypt$n={SCRYPT_N},r={SCRYPT_R},p={SCRYPT_P}${b64(salt).decode()}${b64(digest).decode()}"
+    )
+
+
+def _parse_pin_hash(stored: str) -> tuple[int, int, int, bytes, bytes] | str:
+    """(n, r, p, salt, digest) of a stored hash, or why it is not one."""
+    m = _SCRYPT_FORMAT.match(stored)
+    if m is None:
+        return "must look like 'scrypt$n=16384,r=8,p=1$<salt>$<hash>' (tablectl config hash-pin)"
+    n, r, p = int(m["n"]), int(m["r"]), int(m["p"])
+    if n < 2**14 or n > 2**20 or n & (n - 1):
+        return f"scrypt n={n} must be a power of two from 16384 to 1048576"
+    if not 1 <= r <= 32 or not 1 <= p <= 16:
+        return f"scrypt r={r}, p={p} out of range (r 1..32, p 1..16)"
+    try:
+        salt = base64.b64decode(m["salt"], validate=True)
+        digest = base64.b64decode(m["hash"], validate=True)
+    except ValueError:
+        return "salt or hash is not valid base64"
+    if len(salt) < 16:
+        return f"salt is {len(salt)} bytes; at least 16 are required"
+    if len(digest) != 32:
+        return f"hash is {len(digest)} bytes; expected 32"
+    return n, r, p, salt, digest
+
+
+def check_pin(stored: str, pin: str) -> bool:
+    """True when ``pin`` matches the stored scrypt hash (constant-time compare); False for a
+    wrong PIN or a malformed stored value."""
+    parsed = _parse_pin_hash(stored)
+    if isinstance(parsed, str) or not isinstance(pin, str) or not _PIN.match(pin):
+        return False
+    n, r, p, salt, digest = parsed
+    got = hashlib.scrypt(
+        pin.encode("ascii"), salt=salt, n=n, r=r, p=p, maxmem=2 * 128 * r * n + 2**20, dklen=32
+    )
+    return hmac.compare_digest(got, digest)
+
+
+# ------------------------------------------------------------------------------------- sections
+@dataclass(frozen=True)
+class TableSection:
+    """``[table]``: the table's identity (journal and floor system)."""
+
+    id: str = "T1"
+    asset_number: int = 0
+    location: str = ""
+
+
+@dataclass(frozen=True)
+class SerialDevice:
+    """One serial device (shoe or shuffler): its port, speed, protocol adapter and link timing."""
+
+    port: str
+    baudrate: int = 115200
+    model: str = "reference"
+    link: LinkConfig = field(default_factory=LinkConfig)
+
+
+@dataclass(frozen=True)
+class SasSection:
+    """``[sas]``: the floor-system link (SAS gaming-machine role on the PL011 UART)."""
+
+    enabled: bool = True
+    address: int = 1
+    port: str = SAS_DEFAULT_PORT
+
+
+@dataclass(frozen=True)
+class WebSection:
+    """``[web]``: the status page (read-only snapshot)."""
+
+    enabled: bool = True
+    bind: str = "127.0.0.1"
+    port: int = 8080
+
+
+@dataclass(frozen=True)
+class Supervisor:
+    """One supervisor: an id used in journal entries, a display name and the hashed PIN."""
+
+    id: str
+    name: str
+    pin_hash: str
+
+    def check(self, pin: str) -> bool:
+        return check_pin(self.pin_hash, pin)
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """The whole validated configuration of one table."""
+
+    table: TableSection
+    pins: PinConfig
+    serial: dict[str, SerialDevice]
+    sas: SasSection
+    game: GameConfig
+    journal_path: Path
+    web: WebSection
+    supervisors: dict[str, Supervisor]
+    game_options: dict[str, Any] = field(default_factory=dict)
+    bonus: Any = None  # fsm.paytables.BonusConfig, or None when no [bonus] section
+    source: str = ""
+
+    def summary(self) -> list[str]:
+        """Human-readable lines describing the configuration (``tablectl config check``)."""
+        g = self.game
+        levels = ", ".join(
+            f"{lvl.name} (reset ${lvl.reset_cents / 100:,.2f}, rate {lvl.rate_bp / 100:g}%"
+            f"{f', limit ${lvl.limit_cents / 100:,.2f}' if lvl.limit_cents else ''})"
+            for lvl in g.levels
+        )
+        serial = ", ".join(
+            f"{name} {dev.port} @{dev.baudrate}" for name, dev in self.serial.items()
+        )
+        options = ", ".join(f"{k}={v}" for k, v in sorted(self.game_options.items()))
+        sas = f"address {self.sas.address} on {self.sas.port}" if self.sas.enabled else "disabled"
+        return [
+            f"table {self.table.id} (asset {self.table.asset_number})",
+            f"pins: {len(self.pins.assignments())} assigned",
+            f"serial: {serial}",
+            f"sas: {sas}",
+            f"game: start {g.start_mode}, ${g.progressive_wager_cents / 100:g} progressive wager, "
+            f"pay table {g.paytable}, ace-low straight {g.ace_low_straight}, joker flush "
+            f"{g.joker_flush}, side wager {'offered' if g.side_wager_offered else 'not offered'}"
+            + (f", {options}" if options else ""),
+            f"levels: {levels}",
+            f"bonus wagers: {', '.join(getattr(self.bonus, 'offered', ())) or 'none'}",
+            f"journal: {self.journal_path}",
+            f"supervisors: {len(self.supervisors)} ({', '.join(sorted(self.supervisors))})",
+        ]
+
+
+# ------------------------------------------------------------------------------------- helpers
+def _kind(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"
+
+
+def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> list[str]:
+    return [
+        f"{where}.{key}: unknown key (allowed: {', '.join(allowed)})"
+        for key in data
+        if key not in allowed
+    ]
+
+
+def _table_of(value: object, where: str, problems: list[str]) -> Mapping[str, Any] | None:
+    if not isinstance(value, Mapping):
+        problems.append(f"{where}: must be a table ([{where}]), got {_kind(value)}")
+        return None
+    return value
+
+
+def _get_int(
+    data: Mapping[str, Any],
+    key: str,
+    where: str,
+    default: int,
+    lo: int,
+    hi: int,
+    problems: list[str],
+) -> int:
+    value = data.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
+        problems.append(f"{where}.{key}: must be an integer {lo}..{hi}, got {_kind(value)}")
+        return default
+    return value
+
+
+def _get_bool(
+    data: Mapping[str, Any], key: str, where: str, default: bool, problems: list[str]
+) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        problems.append(f"{where}.{key}: must be true or false, got {_kind(value)}")
+        return default
+    return value
+
+
+def _get_str(
+    data: Mapping[str, Any], key: str, where: str, default: str, problems: list[str]
+) -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str) or not value:
+        problems.append(f"{where}.{key}: must be a non-empty string, got {_kind(value)}")
+        return default
+    return value
+
+
+def _delegate(
+    build: Callable[[Mapping[str, Any], str], Any], data: Any, where: str, problems: list[str]
+) -> Any:
+    """Run a component's ``from_mapping``; its ValueError (message starts with the key path)
+    becomes one problem. None when it failed."""
+    try:
+        return build(data, where)
+    except ValueError as exc:
+        message = str(exc)
+        problems.append(message if message.startswith(where) else f"{where}: {message}")
+    except Exception as exc:  # a component's bug must not crash the loader
+        problems.append(f"{where}: could not be validated ({type(exc).__name__}: {exc})")
+    return None
+
+
+def _optional(module: str, name: str) -> Any:
+    """An attribute of a module that may not exist yet (components landing in parallel)."""
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
+# ------------------------------------------------------------------------------------- sections
+def _parse_table(raw: object, problems: list[str]) -> TableSection:
+    data = _table_of(raw, "table", problems)
+    if data is None:
+        return TableSection()
+    problems.extend(_unknown(data, ("id", "asset_number", "location"), "table"))
+    if "id" not in data:
+        problems.append("table.id: required (1-32 letters, digits, '_', '.', '-')")
+        table_id = "T1"
+    else:
+        table_id = data["id"]
+        if not isinstance(table_id, str) or not _TABLE_ID.match(table_id):
+            problems.append(
+                f"table.id: must be 1-32 letters, digits, '_', '.', '-' (starting with a letter "
+                f"or digit), got {_kind(table_id)}"
+            )
+            table_id = "T1"
+    if "asset_number" not in data:
+        problems.append(
+            "table.asset_number: required (an integer 1..4294967295, the SAS asset number)"
+        )
+        asset = 0
+    else:
+        asset = _get_int(data, "asset_number", "table", 0, 1, 2**32 - 1, problems)
+    location = data.get("location", "")
+    if not isinstance(location, str):
+        problems.append(f"table.location: must be a string, got {_kind(location)}")
+        location = ""
+    return TableSection(table_id, asset, location)
+
+
+def _parse_serial_device(name: str, raw: object, problems: list[str]) -> SerialDevice:
+    where = f"serial.{name}"
+    data = _table_of(raw, where, problems)
+    default = SerialDevice(DEFAULT_PORTS[name])
+    if data is None:
+        return default
+    problems.extend(_unknown(data, ("port", "baudrate", "model", "link"), where))
+    port = _get_str(data, "port", where, default.port, problems)
+    if not port.startswith("/dev/"):
+        problems.append(f"{where}.port: must be a device path under /dev/, got {port!r}")
+    baud = data.get("baudrate", default.baudrate)
+    if baud not in BAUD_RATES or isinstance(baud, bool):
+        problems.append(
+            f"{where}.baudrate: must be one of {', '.join(map(str, BAUD_RATES))}, got {_kind(baud)}"
+        )
+        baud = default.baudrate
+    model = data.get("model", default.model)
+    if model not in SERIAL_MODELS:
+        problems.append(
+            f"{where}.model: must be one of {', '.join(SERIAL_MODELS)}, got {_kind(model)}"
+        )
+        model = default.model
+    link_raw = data.get("link", {})
+    link = _delegate(LinkConfig.from_mapping, link_raw, f"{where}.link", problems)
+    return SerialDevice(port, baud, model, link if link is not None else LinkConfig())
+
+
+def _parse_serial(raw: object, problems: list[str]) -> dict[str, SerialDevice]:
+    data = _table_of(raw, "serial", problems)
+    if data is None:
+        return {name: SerialDevice(port) for name, port in DEFAULT_PORTS.items()}
+    problems.extend(_unknown(data, SERIAL_DEVICES, "serial"))
+    devices = {
+        name: _parse_serial_device(name, data.get(name, {}), problems) for name in SERIAL_DEVICES
+    }
+    ports: dict[str, str] = {}
+    for name, dev in devices.items():
+        if dev.port in ports:
+            problems.append(
+                f"serial.{name}.port: {dev.port} is also used by serial.{ports[dev.port]}"
+            )
+        ports[dev.port] = name
+    return devices
+
+
+def _parse_sas(raw: object, problems: list[str]) -> SasSection:
+    data = _table_of(raw, "sas", problems)
+    if data is None:
+        return SasSection()
+    problems.extend(_unknown(data, ("enabled", "address", "port"), "sas"))
+    enabled = _get_bool(data, "enabled", "sas", True, problems)
+    address = _get_int(data, "address", "sas", 1, 1, 127, problems)
+    port = _get_str(data, "port", "sas", SAS_DEFAULT_PORT, problems)
+    if not port.startswith("/dev/"):
+        problems.append(f"sas.port: must be a device path under /dev/, got {port!r}")
+    return SasSection(enabled, address, port)
+
+
+def _parse_web(raw: object, problems: list[str]) -> WebSection:
+    data = _table_of(raw, "web", problems)
+    if data is None:
+        return WebSection()
+    problems.extend(_unknown(data, ("enabled", "bind", "port"), "web"))
+    return WebSection(
+        _get_bool(data, "enabled", "web", True, problems),
+        _get_str(data, "bind", "web", "127.0.0.1", problems),
+        _get_int(data, "port", "web", 8080, 1, 65535, problems),
+    )
+
+
+def _parse_journal(raw: object, problems: list[str]) -> Path:
+    data = _table_of(raw, "journal", problems)
+    if data is None:
+        return Path(DEFAULT_JOURNAL)
+    problems.extend(_unknown(data, ("path",), "journal"))
+    path = _get_str(data, "path", "journal", DEFAULT_JOURNAL, problems)
+    if not path.startswith("/"):
+        problems.append(f"journal.path: must be an absolute path, got {path!r}")
+    elif path.endswith("/"):
+        problems.append(f"journal.path: must name a file, not a directory, got {path!r}")
+    return Path(path)
+
+
+def _parse_supervisors(raw: object, problems: list[str]) -> dict[str, Supervisor]:
+    data = _table_of(raw, "supervisors", problems)
+    if data is None:
+        return {}
+    out: dict[str, Supervisor] = {}
+    for sid, entry in data.items():
+        where = f"supervisors.{sid}"
+        if not _SUPERVISOR_ID.match(sid):
+            problems.append(
+                f"{where}: supervisor id must be 1-32 lowercase letters, digits, '_' or '-'"
+            )
+            continue
+        body = _table_of(entry, where, problems)
+        if body is None:
+            continue
+        plain = [k for k in PLAIN_PIN_KEYS if k in body]
+        for key in plain:
+            problems.append(
+                f"{where}.{key}: a plain PIN must never be stored; store pin_hash instead "
+                "(make one with: tablectl config hash-pin)"
+            )
+        problems.extend(
+            _unknown({k: v for k, v in body.items() if k not in plain}, ("name", "pin_hash"), where)
+        )
+        name = _get_str(body, "name", where, sid, problems)
+        stored = body.get("pin_hash")
+        if stored is None:
+            if not plain:
+                problems.append(
+                    f"{where}.pin_hash: required (make one with: tablectl config hash-pin)"
+                )
+            continue
+        if not isinstance(stored, str):
+            problems.append(f"{where}.pin_hash: must be a string, got {_kind(stored)}")
+            continue
+        parsed = _parse_pin_hash(stored)
+        if isinstance(parsed, str):
+            if _PIN.match(stored):
+                problems.append(
+                    f"{where}.pin_hash: looks like a plain PIN; store its hash "
+                    "(tablectl config hash-pin)"
+                )
+            else:
+                problems.append(f"{where}.pin_hash: {parsed}")
+            continue
+        out[sid] = Supervisor(sid, name, stored)
+    if not out and not any(p.startswith("supervisors") for p in problems):
+        problems.append("supervisors: at least one supervisor is required (faults, hits, closing)")
+    hashes: dict[str, str] = {}
+    for sid, sup in out.items():
+        if sup.pin_hash in hashes:
+            problems.append(
+                f"supervisors.{sid}.pin_hash: same stored hash as {hashes[sup.pin_hash]}"
+            )
+        hashes[sup.pin_hash] = sid
+    return out
+
+
+def _parse_game_options(
+    data: Mapping[str, Any], problems: list[str]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Split ``[game]`` into what GameConfig reads and the table options validated here."""
+    known: frozenset[str] = getattr(GameConfig, "KEYS", frozenset())
+    for_game = {k: v for k, v in data.items() if k in known or k not in TABLE_GAME_OPTIONS}
+    extra = {k: v for k, v in data.items() if k not in known and k in TABLE_GAME_OPTIONS}
+    options: dict[str, Any] = {}
+    if "house_way" in extra:
+        way = extra["house_way"]
+        available = _optional("fsm.houseway", "available")
+        names: list[str] = list(available()) if callable(available) else []
+        if not isinstance(way, str) or (names and way not in names):
+            problems.append(
+                f"game.house_way: must be one of {', '.join(names) or 'the shipped ways'}, "
+                f"got {_kind(way)}"
+            )
+        else:
+            options["house_way"] = way
+    if "ez_pai_gow" in extra:
+        ez = extra["ez_pai_gow"]
+        if not isinstance(ez, bool):
+            problems.append(f"game.ez_pai_gow: must be true or false, got {_kind(ez)}")
+        else:
+            options["ez_pai_gow"] = ez
+    return for_game, options
+
+
+def _parse_game(
+    raw: object, table: TableSection, problems: list[str]
+) -> tuple[GameConfig | None, dict[str, Any]]:
+    data = _table_of(raw, "game", problems)
+    if data is None:
+        return None, {}
+    for_game, options = _parse_game_options(data, problems)
+    if "table_id" in for_game:
+        problems.append("game.table_id: set the table's id in [table] id, not in [game]")
+        for_game.pop("table_id")
+    if "table_id" in getattr(GameConfig, "KEYS", ()):
+        for_game["table_id"] = table.id
+    game = _delegate(GameConfig.from_mapping, for_game, "game", problems)
+    return game, options
+
+
+def _parse_bonus(raw: object, game: GameConfig | None, problems: list[str]) -> Any:
+    """``[bonus]``: delegated to ``fsm.paytables.BonusConfig`` (which runs ``check_offered``);
+    then the offering must agree with the game options that enable the same wagers."""
+    build = _optional("fsm.paytables", "BonusConfig")
+    if build is None:
+        problems.append("bonus: this build cannot validate bonus wagers (fsm.paytables missing)")
+        return None
+    bonus = _delegate(build.from_mapping, raw, "bonus", problems)
+    if bonus is None or game is None:
+        return bonus
+    offered = set(getattr(bonus, "offered", ()))
+    pairs = (
+        ("side-1-7", "side_wager.offered", game.side_wager_offered),
+        ("three-card", "three_card_bonus", game.three_card_bonus),
+    )
+    for name, key, enabled in pairs:
+        if (name in offered) != enabled:
+            problems.append(
+                f"bonus.offered: {name!r} is {'' if name in offered else 'not '}offered but "
+                f"game.{key} is {str(enabled).lower()}; they must agree"
+            )
+    return bonus
+
+
+# ------------------------------------------------------------------------------------- loading
+def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConfig:
+    """Validate a parsed TOML document; `ConfigError` listing every problem if it is unusable."""
+    problems: list[str] = []
+    for key in data:
+        if key not in SECTIONS:
+            problems.append(f"{key}: unknown section (allowed: {', '.join(SECTIONS)})")
+    for required in ("table", "game", "supervisors"):
+        if required not in data:
+            problems.append(f"{required}: required section [{required}] is missing")
+    table = _parse_table(data.get("table", {}), problems) if "table" in data else TableSection()
+    pins = _delegate(PinConfig.from_mapping, data.get("pins", {}), "pins", problems)
+    serial = _parse_serial(data.get("serial", {}), problems)
+    sas = _parse_sas(data.get("sas", {}), problems)
+    game, options = _parse_game(data["game"], table, problems) if "game" in data else (None, {})
+    bonus = _parse_bonus(data["bonus"], game, problems) if "bonus" in data else None
+    journal = _parse_journal(data.get("journal", {}), problems)
+    web = _parse_web(data.get("web", {}), problems)
+    supervisors = _parse_supervisors(data["supervisors"], problems) if "supervisors" in data else {}
+    if problems or pins is None or game is None:
+        raise ConfigError(source, problems or ["configuration could not be validated"])
+    return TableConfig(
+        table=table,
+        pins=pins,
+        serial=serial,
+        sas=sas,
+        game=game,
+        journal_path=journal,
+        web=web,
+        supervisors=supervisors,
+        game_options=options,
+        bonus=bonus,
+        source=source,
+    )
+
+
+def load_config(path: str | Path) -> TableConfig:
+    """Read and validate the TOML file at ``path``; `ConfigError` for any problem (a missing or
+    unreadable file, bad TOML, a bad key or value), never another exception."""
+    p = Path(path)
+    source = str(p)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise ConfigError(source, ["no such file"]) from None
+    except IsADirectoryError:
+        raise ConfigError(source, ["is a directory, not a configuration file"]) from None
+    except OSError as exc:
+        raise ConfigError(source, [f"cannot read: {exc.strerror or exc}"]) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(source, [f"not UTF-8 text (byte {exc.start})"]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(source, [f"not valid TOML: {exc}"]) from None
+    return parse_config(data, source)
