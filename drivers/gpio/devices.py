@@ -19,6 +19,10 @@ only after the level has been stable for the whole period, which would add that 
 lock-out latency. So momentary inputs use only the quiet-gap filter; the chip sensors also get a
 short kernel glitch filter (a false chip is money), and the held switches (supervisor key, lid)
 a longer one, as their latency does not matter. gpiozero's MockFactory ignores ``bounce_time``.
+
+Push buttons are ``DigitalInputDevice`` rather than ``Button``: a ``Button`` runs a hold-detection
+thread polling ten times a second, which we never use and which delays ``close()`` (up to its
+``hold_time`` while pressed), i.e. the shutdown on SIGTERM.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gpiozero import Button, DigitalInputDevice, LEDBoard, LEDCharDisplay
+from gpiozero import DigitalInputDevice, LEDBoard, LEDCharDisplay
 
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.interfaces import GLYPHS, OFF, Clock, Glyph, LightState, Post
@@ -214,18 +218,20 @@ class GpioLockoutButton:
         debounce: DebounceTimes | None = None,
     ) -> None:
         gap = QuietGapFilter((debounce or DebounceTimes()).button_s, clock)
-        self._button = Button(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
+        self._button = DigitalInputDevice(
+            pin, pull_up=True, bounce_time=None, pin_factory=pin_factory
+        )
 
         def on_press() -> None:
             if gap.activation():
                 post(Event("lockout_pressed"))
 
-        self._button.when_pressed = on_press
-        self._button.when_released = _on_edge(gap.deactivation)
+        self._button.when_activated = on_press
+        self._button.when_deactivated = _on_edge(gap.deactivation)
 
     @property
     def is_pressed(self) -> bool:
-        return bool(self._button.is_pressed)
+        return bool(self._button.is_active)
 
     def close(self) -> None:
         self._button.close()
@@ -249,12 +255,14 @@ class GpioDealerPanel:
         self._devices: list[Any] = []
         try:
             for pin, name in ((next_pin, "panel_next"), (void_pin, "panel_void")):
-                button = Button(pin, pull_up=True, bounce_time=None, pin_factory=pin_factory)
+                button = DigitalInputDevice(
+                    pin, pull_up=True, bounce_time=None, pin_factory=pin_factory
+                )
                 self._devices.append(button)
                 gap = QuietGapFilter(window, clock)
-                button.when_pressed = self._momentary(gap, name, post)
-                button.when_released = _on_edge(gap.deactivation)
-            self._key = Button(
+                button.when_activated = self._momentary(gap, name, post)
+                button.when_deactivated = _on_edge(gap.deactivation)
+            self._key = DigitalInputDevice(
                 key_pin, pull_up=True, bounce_time=HELD_SWITCH_FILTER_S, pin_factory=pin_factory
             )
             self._devices.append(self._key)
@@ -262,8 +270,8 @@ class GpioDealerPanel:
             self.close()
             raise
         # a held switch: every change of level is posted (gpiozero fires only on a change)
-        self._key.when_pressed = lambda: post(Event("supervisor_key", {"on": True}))
-        self._key.when_released = lambda: post(Event("supervisor_key", {"on": False}))
+        self._key.when_activated = lambda: post(Event("supervisor_key", {"on": True}))
+        self._key.when_deactivated = lambda: post(Event("supervisor_key", {"on": False}))
 
     @staticmethod
     def _momentary(gap: QuietGapFilter, name: str, post: Post) -> Callable[[], None]:
@@ -275,7 +283,7 @@ class GpioDealerPanel:
 
     @property
     def supervisor_key_on(self) -> bool:
-        return bool(self._key.is_pressed)
+        return bool(self._key.is_active)
 
     def close(self) -> None:
         for device in self._devices:
