@@ -133,9 +133,10 @@ def settle_bank_round(
     if shortfall:
         if co_bank:
             house_half = (shortfall + 1) // 2  # an odd cent is the house's, never the co-bank's
-            ledger.append(
-                Movement(BANK, CENTRE, shortfall - house_half, "co-bank pays half (NY (h)(13))")
-            )
+            if shortfall - house_half:
+                ledger.append(
+                    Movement(BANK, CENTRE, shortfall - house_half, "co-bank pays half (NY (h)(13))")
+                )
             ledger.append(
                 Movement(CHIP_TRAY, CENTRE, house_half, "chip tray pays half (NY (h)(13))")
             )
@@ -161,11 +162,15 @@ def settle_bank_round(
     if centre > 0:
         if co_bank:
             house_half = centre // 2  # an odd cent stays with the co-bank's half
-            ledger.append(
-                Movement(
-                    CENTRE, CHIP_TRAY, house_half, "half the surplus to the chip tray (NY (h)(13))"
+            if house_half:
+                ledger.append(
+                    Movement(
+                        CENTRE,
+                        CHIP_TRAY,
+                        house_half,
+                        "half the surplus to the chip tray (NY (h)(13))",
+                    )
                 )
-            )
             centre -= house_half
         commission = vigorish(centre, vig)
         if commission:
