@@ -1,0 +1,188 @@
+"""Benchmark of the journal: cost of one committed event, and restart time against journal length.
+
+``journal_commit_ratio`` = mean time of `Journal.append` (a ~1 KB snapshot, one meter level) over
+the mean time of a bare sqlite3 INSERT + COMMIT of a comparable row with the same pragmas, both in
+the same run and the same directory on the repository's disk (target <= 2.0).
+``restart_flat_ratio`` = median time of open + last_state on a 1,000,000-entry journal over the
+same on a 10,000-entry one (target <= 1.5: restart must not replay the journal). Raw figures: us
+per commit, ms per restart, and the seconds `verify` takes over the 1,000,000 entries.
+This module only measures: it must never touch a real journal, and it cleans up its files.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from controller.journal import Journal, verify
+
+REPO = Path(__file__).resolve().parent.parent
+COMMITS = 600  # per side, interleaved in blocks
+BLOCK = 50
+RESTART_RUNS = 15
+
+
+def _snapshot(i: int) -> dict[str, Any]:
+    """A round-machine-like snapshot of about 1 KB (six positions, lights, meters, round)."""
+    return {
+        "state": "Dealing_Settle",
+        "round_id": 1000 + i // 10,
+        "positions": [
+            {
+                "position": p,
+                "wager_cents": 500 * p,
+                "progressive": p % 2 == 0,
+                "light": "lit" if p % 2 == 0 else "off",
+                "hand": "As Kd Qh Jc Tc 9s JK" if p % 3 == 0 else None,
+            }
+            for p in range(1, 7)
+        ],
+        "starting_position": 3,
+        "rng": {"value": 3, "drawn_at_ms": 1_764_000_000_000 + i},
+        "lockout": True,
+        "meters": {"L1": {"display_cents": 12_345_600 + i * 21, "progressive_in": 4_000 + i}},
+        "pending": [],
+        "recent_hits": [
+            {"position": 4, "level": "L1", "category": "royal-flush", "amount_cents": 98_765_400},
+            {"position": 2, "level": "L1", "category": "four-of-a-kind", "amount_cents": 50_000},
+        ],
+        "faults": [],
+        "counters": {"events": i, "rounds": i // 10, "late_chips": 0},
+    }
+
+
+def _meters(i: int) -> dict[str, dict[str, Any]]:
+    return {
+        "L1": {
+            "display_cents": 12_345_600 + i * 21,
+            "progressive_in_cents": 400_000 + i * 100,
+            "hits": 3,
+            "wins_cents": 1_250_000,
+            "overflow_cents": 0,
+            "reserve_cents": 52_000 + i * 6,
+        }
+    }
+
+
+def _event(i: int) -> dict[str, Any]:
+    return {
+        "position": i % 6 + 1,
+        "effects": [{"type": "lights", "states": ["off", "lit", "off", "off", "lit", "off"]}],
+    }
+
+
+def _bare_db(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), isolation_level=None)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    conn.execute(
+        "CREATE TABLE t (seq INTEGER PRIMARY KEY, ts_ms INTEGER NOT NULL, round_id INTEGER,"
+        " type TEXT NOT NULL, data TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL)"
+        " STRICT"
+    )
+    return conn
+
+
+def _commit_figures(tmp: Path) -> dict[str, float]:
+    journal = Journal.open(tmp / "ours.db", created_ms=0)
+    bare = _bare_db(tmp / "bare.db")
+    snapshot_bytes = len(json.dumps(_snapshot(0), separators=(",", ":")))
+    bare_data = json.dumps(_event(0), separators=(",", ":"))
+    digest = "ab" * 32
+    ours: list[float] = []
+    base: list[float] = []
+    seq = 0
+    for block in range(COMMITS // BLOCK):
+        # The round machine hands over snapshot and meters ready-made: build them untimed.
+        args = [
+            (1_764_000_000_000 + i, i // 10, "chip_detected", _event(i), _snapshot(i), _meters(i))
+            for i in range(block * BLOCK, (block + 1) * BLOCK)
+        ]
+        start = time.perf_counter()
+        for ts_ms, round_id, type_, data, snapshot, meters in args:
+            journal.append(ts_ms, round_id, type_, data, snapshot, meters)
+        ours.append((time.perf_counter() - start) / BLOCK)
+        start = time.perf_counter()
+        for _ in range(BLOCK):
+            seq += 1
+            bare.execute("BEGIN")
+            bare.execute(
+                "INSERT INTO t VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    seq,
+                    1_764_000_000_000 + seq,
+                    seq // 10,
+                    "chip_detected",
+                    bare_data,
+                    digest,
+                    digest,
+                ),
+            )
+            bare.execute("COMMIT")
+        base.append((time.perf_counter() - start) / BLOCK)
+    journal.close()
+    bare.close()
+    ours_mean = statistics.fmean(ours)
+    base_mean = statistics.fmean(base)
+    return {
+        "journal_commit_ratio": round(ours_mean / base_mean, 3),
+        "journal_append_us": round(ours_mean * 1e6, 1),
+        "journal_bare_insert_commit_us": round(base_mean * 1e6, 1),
+        "journal_snapshot_bytes": snapshot_bytes,
+    }
+
+
+def _restart_ms(path: Path) -> float:
+    times = []
+    for _ in range(RESTART_RUNS):
+        start = time.perf_counter()
+        journal = Journal.open(path)
+        state = journal.last_state()
+        elapsed = time.perf_counter() - start
+        journal.close()
+        assert state is not None
+        times.append(elapsed)
+    return statistics.median(times) * 1e3
+
+
+def _restart_figures(tmp: Path) -> dict[str, float]:
+    small, big = tmp / "small.db", tmp / "big.db"
+    start = time.perf_counter()
+    for path, count in ((small, 10_000), (big, 1_000_000)):
+        with Journal.open(path, created_ms=0) as journal:
+            journal._bulk_load_for_bench(count)
+            journal.append(2_000_000_000_000, None, "power_up", {}, _snapshot(0), _meters(0))
+    build_s = time.perf_counter() - start
+    start = time.perf_counter()
+    report = verify(big)
+    verify_s = time.perf_counter() - start
+    assert report.ok, report.problems[:5]
+    _restart_ms(small), _restart_ms(big)  # warm the page cache for both
+    small_ms = statistics.median([_restart_ms(small) for _ in range(3)])
+    big_ms = statistics.median([_restart_ms(big) for _ in range(3)])
+    return {
+        "restart_flat_ratio": round(big_ms / small_ms, 3),
+        "journal_restart_10k_ms": round(small_ms, 3),
+        "journal_restart_1m_ms": round(big_ms, 3),
+        "journal_bulk_build_s": round(build_s, 1),
+        "journal_1m_file_mb": round(big.stat().st_size / 2**20, 1),
+        "journal_verify_1m_s": round(verify_s, 1),
+    }
+
+
+def run() -> dict[str, float | int | str]:
+    with tempfile.TemporaryDirectory(prefix=".bench-journal-", dir=REPO) as tmp:
+        figures: dict[str, float | int | str] = {}
+        figures.update(_commit_figures(Path(tmp)))
+        figures.update(_restart_figures(Path(tmp)))
+    return figures
+
+
+if __name__ == "__main__":
+    for key, value in run().items():
+        print(f"{key}: {value}")
