@@ -114,6 +114,13 @@ def test_hash_covers_non_ascii_type_and_data_with_the_documented_encoding(path: 
     assert verify(path).ok
 
 
+def test_the_worked_example_of_docs_journal_md_holds(path: Path) -> None:
+    """docs/journal.md gives one entry and its hash, computed with hashlib by hand."""
+    with Journal.open(path, created_ms=0) as journal:
+        e = journal.append(5, None, "power_up", {"software": "ab"}, {}, {})
+    assert e.hash == "eb7efbfa0689e81d5a55d76de1506f5822afd5ff871d80c03cb5f0b3665880c5"
+
+
 def test_reopening_resumes_seq_and_hash_chain(path: Path) -> None:
     with Journal.open(path, created_ms=0) as journal:
         first = fill(journal, 3)
