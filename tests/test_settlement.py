@@ -33,7 +33,7 @@ def S(high: str, low: str) -> Setting:
 DEALER = S("Tc Td 8h 6s 2c", "Qh Jd")
 
 
-# --- (g)(5)-(7): win, push, lose ---------------------------------------------------------------
+# --- (g)(5)-(7): win, push, lose ----------
 
 
 def test_both_hands_higher_wins_and_pays_vigorish_g7_g8() -> None:
@@ -112,7 +112,7 @@ def test_joker_is_an_ace_in_the_low_hand_c1() -> None:
     assert r.outcome == "win"
 
 
-# --- (g)(8): vigorish ----------------------------------------------------------------------------
+# --- (g)(8): vigorish ----------
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_unknown_vig_rule_is_an_error() -> None:
         settle(S("Kc Kd 7h 5s 3c", "Ah 9d"), DEALER, 1200, vig="half")  # type: ignore[arg-type]
 
 
-# --- EZ pai gow: NJ 11.9(h)3, (j) --------------------------------------------------------------
+# --- EZ pai gow: NJ 11.9(h)3, (j) ----------
 
 QUEEN_DRAGON = S("Qh Td 8c 7s 3d", "5h 2c")  # Q T 8 7 5 3 2: no pair, straight or flush
 
@@ -196,7 +196,7 @@ def test_queen_dragon_is_a_queen_high_pai_gow_nj_11_9_h3(cards: str, expected: b
     assert is_queen_dragon(parse_cards(cards, 7)) is expected
 
 
-# --- the dealer's setting is reset, not fouled: NY (q) -------------------------------------------
+# --- the dealer's setting is reset, not fouled: NY (q) ----------
 
 
 def test_fouled_dealer_setting_is_refused_for_reset_by_house_way_q() -> None:
@@ -210,7 +210,7 @@ def test_dealer_hands_not_five_and_two_are_refused_q() -> None:
         settle(S("Kc Kd 7h 5s 3c", "Ah 9d"), dealer, 1000)
 
 
-# --- settle_hands: the tablectl settle contract --------------------------------------------------
+# --- settle_hands: the tablectl settle contract ----------
 
 
 def test_settle_hands_takes_four_hands_of_card_codes() -> None:
@@ -271,7 +271,7 @@ def test_settle_rejects_a_wager_that_is_not_whole_cents(wager: object) -> None:
         settle(S("Kc Kd 7h 5s 3c", "Ah 9d"), DEALER, wager)  # type: ignore[arg-type]
 
 
-# --- surrender: NY (g)(3), NJ 11.9(e) -----------------------------------------------------------
+# --- surrender: NY (g)(3), NJ 11.9(e) ----------
 
 
 def test_surrender_collects_the_wager_g3_i() -> None:
@@ -294,7 +294,7 @@ def test_surrender_is_refused_g3_nj_11_9_e(kwargs: dict[str, bool], why: str) ->
         surrender(2500, **kwargs)
 
 
-# --- two adjacent betting areas: NY (i) -----------------------------------------------------------
+# --- two adjacent betting areas: NY (i) ----------
 
 
 def test_larger_wager_is_set_first_i2() -> None:
@@ -322,7 +322,7 @@ def test_two_areas_are_settled_separately_i2() -> None:
     assert a.net_cents + b.net_cents == 950 - 500
 
 
-# --- antisymmetry (property) ---------------------------------------------------------------------
+# --- antisymmetry (property) ----------
 
 
 def _legal_setting(cards: tuple[int, ...]) -> Setting:

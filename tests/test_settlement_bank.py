@@ -191,7 +191,7 @@ def test_ez_bank_queen_dragon_pushes_every_wager_nj_11_9_h3() -> None:
     assert r.ledger == ()
 
 
-# --- property: no cent created or lost ---------------------------------------------------
+# --- property: no cent created or lost ----------
 
 
 def _legal(cards: list[int]) -> Setting:
