@@ -19,6 +19,7 @@ from drivers.serial.link import (
     NAK,
     PING,
     SYNC,
+    SYNC_REPLY,
     Acked,
     Delivered,
     Link,
@@ -66,6 +67,7 @@ def test_link_opens_with_sync_and_peer_is_told() -> None:
     frames = frames_of(a.take_output())
     assert [f.type for f in frames] == [SYNC]
     assert frames[0].payload[:4] == bytes.fromhex("DEADBEEF")
+    assert frames[0].payload[6] == SYNC_REPLY
     b = Link(QUIET, session=2)
     b.receive(encode_frame(frames[0].seq, SYNC, frames[0].payload), 0.0)
     assert any(isinstance(e, PeerSynced) and e.session == 0xDEADBEEF for e in b.take_events())
@@ -123,7 +125,7 @@ def test_nak_makes_the_sender_retransmit_before_its_timeout() -> None:
 
 
 def test_idle_link_sends_heartbeat_ping() -> None:
-    a, b = started_pair()
+    a, _b = started_pair()
     a.poll(0.25)
     assert [f.type for f in frames_of(a.take_output())] == [PING]
 
@@ -247,7 +249,9 @@ def test_lossy_channel_delivers_exactly_once_in_order_or_reports_failure(
     cfg_a = LinkConfig(
         ack_timeout=0.1, max_retries=4, heartbeat_interval=0.3, silence_timeout=1.0, idle_flush=0.02
     )
-    cfg_b = LinkConfig(ack_timeout=0.1, max_retries=4, heartbeat_interval=None, silence_timeout=None)
+    cfg_b = LinkConfig(
+        ack_timeout=0.1, max_retries=4, heartbeat_interval=None, silence_timeout=None
+    )
     a, b = Link(cfg_a, session=11), Link(cfg_b, session=22)
     ab = LossyChannel(rng, loss, corrupt, duplicate, max_delay)
     ba = LossyChannel(rng, loss, corrupt, duplicate, max_delay)
@@ -321,3 +325,31 @@ def test_clean_channel_delivers_everything() -> None:
         acked += [e.handle for e in a.take_events() if isinstance(e, Acked)]
     assert got == [bytes([i]) for i in range(10)]
     assert acked == handles
+
+
+def test_peer_restart_is_answered_with_our_own_sync_so_both_directions_resync() -> None:
+    a, b = started_pair()
+    for i in range(5):  # move both sequence counters on
+        a.send(0x40, bytes([i]), 0.0)
+        shuttle(a, b, 0.0)
+        b.send(0x41, bytes([i]), 0.0)
+        shuttle(a, b, 0.0)
+    a.take_events()
+    b.take_events()
+    b2 = Link(QUIET, session=99)  # the device rebooted: its sequence restarts at 0
+    b2.start(0.5)
+    for step in range(50):  # its opening SYNC is lost until it gives up (port not yet open)
+        b2.poll(0.5 + step * 0.01)
+        b2.take_output()
+    assert b2.idle
+    a.reconnect(1.0)
+    shuttle(a, b2, 1.0)  # a's SYNC asks for a reply; b2 answers with its own SYNC
+    b2.send(0x41, b"after", 1.0)
+    t = 1.0
+    for _ in range(50):
+        t += 0.01
+        a.poll(t)
+        b2.poll(t)
+        shuttle(a, b2, t)
+    got = [(e.type, e.payload) for e in a.take_events() if isinstance(e, Delivered)]
+    assert got == [(0x41, b"after")]

@@ -14,8 +14,10 @@ Rules (docs/device-protocol.md has the figures):
 - A damaged frame (plausible header, bad CRC) is answered by ``NAK``; a NAK makes the sender
   retransmit its outstanding frame early. No ACK within ``ack_timeout`` also retransmits; after
   ``max_retries`` retransmissions the message fails (``SendFailed``).
-- ``SYNC`` (payload: session u32, epoch u16) opens a session: the receiver takes its SEQ as the
-  last delivered one. A link sends SYNC first, and again after silence or a port reopen.
+- ``SYNC`` (payload: session u32, epoch u16, flags u8) opens a session: the receiver takes its SEQ
+  as the last delivered one. A link sends SYNC first, and again after silence or a port reopen,
+  with flag REPLY set; a link receiving a new SYNC with REPLY answers with its own SYNC (REPLY
+  clear), so both directions are resynchronised whichever side restarted.
 - With a heartbeat interval set, an idle link sends ``PING`` (sequenced, acknowledged); no valid
   frame from the peer for ``silence_timeout`` gives ``PeerSilent`` (queued messages fail), the
   next valid frame gives ``PeerAlive``.
@@ -35,6 +37,9 @@ ACK = 0x00
 NAK = 0x01
 SYNC = 0x02
 PING = 0x03
+SYNC_REPLY = 0x01
+_SYNC_FORMAT = ">IHB"
+_SYNC_LEN = struct.calcsize(_SYNC_FORMAT)
 FIRST_APP_TYPE = 0x10
 CONTROL_NAMES = {ACK: "ACK", NAK: "NAK", SYNC: "SYNC", PING: "PING"}
 
@@ -192,6 +197,7 @@ class Link:
         self._peer_session: tuple[int, int] | None = None
         self._resync_needed = True
         self._sync_due = True
+        self._sync_flags = SYNC_REPLY
         self._silent = False
         self._await_contact = True
         self._started = False
@@ -356,8 +362,10 @@ class Link:
             if self._queue and self._queue[0].type == PING:
                 self._queue.popleft()
             self._sync_due = False
+            payload = struct.pack(_SYNC_FORMAT, self.session, self._epoch, self._sync_flags)
+            self._sync_flags = SYNC_REPLY
             self._epoch = (self._epoch + 1) & 0xFFFF
-            item = _Pending(self._new_handle(), SYNC, struct.pack(">IH", self.session, self._epoch))
+            item = _Pending(self._new_handle(), SYNC, payload)
         elif self._queue:
             item = self._queue.popleft()
         else:
@@ -405,14 +413,19 @@ class Link:
                 self.stats["retransmits"] += 1
             return
         if frame.type == SYNC:
-            if len(frame.payload) != 6:
+            if len(frame.payload) != _SYNC_LEN:
                 return  # not a SYNC of this protocol: no ACK, the sender will give up
             self._write(encode_frame(frame.seq, ACK))
-            session, epoch = struct.unpack(">IH", frame.payload)
+            session, epoch, flags = struct.unpack(_SYNC_FORMAT, frame.payload)
             if self._sync_is_new(session, epoch):
                 self._peer_session = (session, epoch)
                 self._last_rx_seq = frame.seq
                 self._events.append(PeerSynced(session, epoch))
+                out = self._outstanding
+                if flags & SYNC_REPLY and (out is None or out.type != SYNC):
+                    self._resync_needed = True
+                    self._sync_due = True
+                    self._sync_flags = 0
             return
         self._write(encode_frame(frame.seq, ACK))
         if not self._seq_is_new(frame.seq):

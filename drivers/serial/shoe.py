@@ -1,0 +1,184 @@
+"""The dealing shoe: its interface (``Shoe``), its configuration and the adapter for the reference
+protocol (``ReferenceShoe``).
+
+The adapter turns commands into DISPENSE_REQ / STATUS_REQ and the shoe's answers into events:
+``cards_dispensed`` (``stacks``, ``cards``, ``remaining``, ``hands``: the card identities per stack
+from a card-reading shoe, else None) and ``fault_raised`` (SHOE_JAM, SHOE_MISDEAL, SHOE_EMPTY,
+communication faults). It must never decide a game rule (e.g. that 4 cards must remain).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from drivers.serial import faults, protocol
+from drivers.serial.adapter import DeviceAdapter, Post, positive_seconds
+from drivers.serial.link import LinkConfig
+from drivers.serial.port import LinkPort, PortConfig, Transport
+from fsm.cards import DECK_SIZE
+from fsm.events import JSON, Event
+
+
+class Shoe(Protocol):
+    """The automated dealing shoe, whatever its make."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def status(self) -> dict[str, JSON]: ...
+
+    def request_status(self) -> None: ...
+
+    def dispense(self, stacks: int, cards: int) -> None: ...
+
+    @property
+    def cards_remaining(self) -> int | None: ...
+
+    @property
+    def card_reading(self) -> bool: ...
+
+
+def _known(data: Mapping[str, object], where: str, known: set[str]) -> None:
+    for key in data:
+        if key not in known:
+            raise ValueError(f"{where}.{key}: unknown key (allowed: {', '.join(sorted(known))})")
+
+
+def _section(data: Mapping[str, object], key: str, where: str) -> Mapping[str, object]:
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}.{key}: expected a table")
+    return value
+
+
+@dataclass(frozen=True)
+class ShoeConfig:
+    """``[serial.shoe]``: the port, the link timing and response timeouts (seconds)."""
+
+    port: PortConfig = field(default_factory=lambda: PortConfig("/dev/paigow-shoe"))
+    link: LinkConfig = field(default_factory=LinkConfig)
+    status_timeout: float = 1.0
+    dispense_timeout: float = 30.0
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object], where: str) -> ShoeConfig:
+        _known(data, where, {"port", "link", "status_timeout", "dispense_timeout"})
+        port = dict(_section(data, "port", where))
+        port.setdefault("path", "/dev/paigow-shoe")
+        return cls(
+            port=PortConfig.from_mapping(port, f"{where}.port"),
+            link=LinkConfig.from_mapping(_section(data, "link", where), f"{where}.link"),
+            status_timeout=positive_seconds(data, "status_timeout", where, 1.0),
+            dispense_timeout=positive_seconds(data, "dispense_timeout", where, 30.0),
+        )
+
+
+class ReferenceShoe(DeviceAdapter):
+    """A shoe speaking the reference protocol of docs/device-protocol.md."""
+
+    device = "shoe"
+
+    def __init__(
+        self,
+        transport: Transport,
+        post: Post,
+        config: ShoeConfig | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        cfg = config or ShoeConfig()
+        super().__init__(
+            transport,
+            post,
+            {"status": cfg.status_timeout, "dispense": cfg.dispense_timeout},
+            clock,
+        )
+        self._remaining: int | None = None
+        self._card_reading = False
+
+    @classmethod
+    def open(cls, config: ShoeConfig, post: Post) -> ReferenceShoe:
+        """The adapter on its own ``LinkPort`` (call ``start()`` to open the port)."""
+        return cls(LinkPort("shoe", config.port, config.link), post, config)
+
+    @property
+    def cards_remaining(self) -> int | None:
+        return self._remaining
+
+    @property
+    def card_reading(self) -> bool:
+        return self._card_reading
+
+    def status(self) -> dict[str, JSON]:
+        out = self._base_status()
+        out["cards_remaining"] = self._remaining
+        out["card_reading"] = self._card_reading
+        return out
+
+    def dispense(self, stacks: int, cards: int) -> None:
+        """Command ``stacks`` stacks of ``cards`` cards; the answer arrives as an event."""
+        if not 1 <= stacks <= 7:
+            raise ValueError(f"dispense: stacks must be 1..7, got {stacks}")
+        if not 1 <= cards <= 7:
+            raise ValueError(f"dispense: cards must be 1..7, got {cards}")
+        if stacks * cards > DECK_SIZE:
+            raise ValueError(f"dispense: {stacks} x {cards} cards exceeds the deck of {DECK_SIZE}")
+        self._request(
+            "dispense",
+            protocol.DISPENSE_REQ,
+            lambda tag: protocol.encode_dispense_req(tag, stacks, cards),
+            (stacks, cards),
+        )
+
+    def error_code(self, error: int) -> str:
+        return {
+            protocol.ERR_JAM: faults.SHOE_JAM,
+            protocol.ERR_MISDEAL: faults.SHOE_MISDEAL,
+            protocol.ERR_EMPTY: faults.SHOE_EMPTY,
+        }.get(error) or super().error_code(error)
+
+    def _on_status(self, report: protocol.StatusReport) -> None:
+        if report.kind != protocol.KIND_SHOE:
+            raise protocol.ProtocolError(f"STATUS_RSP: device kind {report.kind} is not a shoe")
+        self._remaining = report.count
+        self._card_reading = bool(report.flags & protocol.FLAG_CARD_READING)
+        self._status_report(report)
+
+    def _on_device_message(self, msg_type: int, payload: bytes) -> None:
+        if msg_type != protocol.DISPENSE_RSP:
+            super()._on_device_message(msg_type, payload)
+            return
+        report = protocol.decode_dispense_rsp(payload)
+        req = self._take_request(report.tag, "dispense")
+        if req is None:
+            self._unexpected("DISPENSE_RSP", report.tag)
+            return
+        self._remaining = report.remaining
+        if (report.stacks, report.cards) != req.args:
+            self._fault(
+                faults.SHOE_MISDEAL,
+                f"commanded {req.args[0]} stacks of {req.args[1]}, "
+                f"shoe reports {report.stacks} of {report.cards}",
+            )
+            return
+        hands = None if report.hands is None else [list(h) for h in report.hands]
+        self._post_dispensed(report, hands)
+
+    def _post_dispensed(
+        self, report: protocol.DispenseReport, hands: list[list[int]] | None
+    ) -> None:
+        self._post(
+            Event(
+                "cards_dispensed",
+                {
+                    "device": self.device,
+                    "stacks": report.stacks,
+                    "cards": report.cards,
+                    "remaining": report.remaining,
+                    "hands": hands,
+                },
+            )
+        )
