@@ -348,6 +348,20 @@ def side_wager_payout(table: PayTable, wager_cents: int) -> int:
     return table.payout("hit", wager_cents) // 100 * 100
 
 
+def envy_payment(envy: PayTable, other_hands: Iterable[Iterable[str]]) -> int:
+    """NY (l)(3), (l)(4)(iii)(a), (m)(2): the envy bonus for one player with an envy marker: the
+    fixed amount of the best envy line of each other hand at the table that makes one (four of a
+    kind or better), summed. ``other_hands`` are the fortune lines (sevencard.fortune_lines) of the
+    other hands; which hands count is the round's decision."""
+    if envy.wager != "envy":
+        raise ValueError(f"{envy.name or envy.wager}: not an envy bonus table")
+    total = 0
+    for lines in other_hands:
+        best = envy.best(lines)
+        total += best[1] if best else 0
+    return total
+
+
 def apply_payout_limit(total_cents: int, limit_cents: int | None) -> int:
     """A round's payout to one player after the facility's limit ((m)(4), (o)(3), (p)(6))."""
     return total_cents if limit_cents is None else min(total_cents, limit_cents)

@@ -16,6 +16,7 @@ from fsm.paytables import (
     IncompatibleWagers,
     apply_payout_limit,
     check_offered,
+    envy_payment,
     load_builtin,
     parse_paytable,
     side_wager_payout,
@@ -324,3 +325,15 @@ def test_payout_limit_caps_a_rounds_payout_m4() -> None:
     assert apply_payout_limit(8_000_000, 4_000_000) == 4_000_000
     assert apply_payout_limit(300_000, 4_000_000) == 300_000
     assert apply_payout_limit(300_000, None) == 300_000
+
+
+def test_envy_pays_the_fixed_amount_per_other_premium_hand_m2() -> None:
+    # table A: another player's four of a kind $5, a third player's straight flush $20, a flush $0
+    others = [
+        {"four-of-a-kind", "full-house", "three-of-a-kind"},
+        {"straight-flush", "flush", "straight"},
+        {"flush"},
+    ]
+    assert envy_payment(load_builtin("envy-a"), others) == 2500
+    with pytest.raises(ValueError, match="not an envy bonus table"):
+        envy_payment(load_builtin("fortune-bonus-a"), others)
