@@ -61,7 +61,7 @@ def _is_int(value: object) -> bool:
 
 
 class Journal:
-    """The single writer of one journal file. Use from one thread (the owner thread)."""
+    """The single writer of one journal file. Used by one thread at a time (the owner thread)."""
 
     def __init__(self, path: Path, conn: sqlite3.Connection, last_seq: int, last_hash: str) -> None:
         self.path = path
@@ -85,7 +85,9 @@ class Journal:
             raise JournalError(f"{p}: is a directory, not a journal file")
         new = not p.exists() or p.stat().st_size == 0
         try:
-            conn = sqlite3.connect(str(p), isolation_level=None)
+            # The owner may open the journal before its thread starts: one thread at a time
+            # uses it, not necessarily the one that opened it.
+            conn = sqlite3.connect(str(p), isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise JournalError(f"{p}: cannot open: {exc}") from exc
         try:

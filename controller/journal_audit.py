@@ -81,8 +81,10 @@ class _Problems:
 def connect_read_only(path: str | Path) -> sqlite3.Connection:
     """A read-only connection to an existing file (never creates one)."""
     p = Path(path)
-    if not p.is_file():
+    if not p.exists():
         raise JournalError(f"{p}: no such journal file")
+    if not p.is_file():
+        raise JournalError(f"{p}: not a regular file")
     uri = f"file:{urllib.parse.quote(str(p.resolve()))}?mode=ro"
     conn = sqlite3.connect(uri, uri=True, isolation_level=None)
     # A damaged page may hold bytes that are not UTF-8: decode them with U+FFFD so the row is

@@ -255,7 +255,7 @@ def test_missing_file_and_directory_are_reported(tmp_path: Path) -> None:
     assert verify(tmp_path / "nope.db").problems == [
         f"{tmp_path / 'nope.db'}: no such journal file"
     ]
-    assert not verify(tmp_path).ok
+    assert verify(tmp_path).problems == [f"{tmp_path}: not a regular file"]
     with pytest.raises(JournalError, match="is a directory"):
         Journal.open(tmp_path)
 
@@ -266,9 +266,11 @@ def test_foreign_sqlite_database_is_not_our_journal(tmp_path: Path) -> None:
     conn.execute("CREATE TABLE journal (x)")
     conn.commit()
     conn.close()
+    before = other.read_bytes()
     assert verify(other).problems[0].startswith("not a pai gow table journal")
     with pytest.raises(JournalError, match="not a pai gow table journal"):
         Journal.open(other)
+    assert other.read_bytes() == before  # refused without touching another program's file
 
 
 def test_wrong_schema_version_is_refused(path: Path) -> None:
