@@ -1,0 +1,18 @@
+"""The round of a pai gow table: states, meters, starting position, banking (issue 3).
+
+Pure logic only: no I/O, no clock, no randomness, no threads of its own. See machine.py.
+"""
+
+from __future__ import annotations
+
+from fsm.round.config import GameConfig, ProgressiveLevel
+from fsm.round.machine import EFFECT_TYPES, EVENT_FIELDS, RoundMachine, replay
+
+__all__ = [
+    "EFFECT_TYPES",
+    "EVENT_FIELDS",
+    "GameConfig",
+    "ProgressiveLevel",
+    "RoundMachine",
+    "replay",
+]

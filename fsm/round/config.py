@@ -1,0 +1,398 @@
+"""Configuration of the round: game options and the progressive levels, validated at load.
+
+Responsible for: turning the ``game`` section of the table's configuration into a frozen
+``GameConfig``, rejecting anything the regulations forbid (a progressive wager other than $1 or
+$5 (NY 5324.41(k)(1)); a rate of progression under 21% of a $1 or 27% of a $5 wager (k)(5); 1-7
+side wager odds outside 5.5:1..6:1 or without a random number generator (j)(1),(j)(2)(vi)), with a
+``ValueError`` whose message starts with the full key path. Unknown keys are errors.
+
+Must never: read a file other than the pay table it names, read the clock, or touch a meter.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from fsm.progressive import PayTableError, ProgressiveTable
+from fsm.ranking import RankingOptions
+
+# NY 5324.41(k)(5): least rate of progression, in basis points of the amount wagered.
+MIN_RATE_BP = {100: 2100, 500: 2700}
+SIDE_WAGER_MIN_ODDS = Fraction(11, 2)  # NY 5324.41(j)(2)(vi): no less than 5.5:1
+SIDE_WAGER_MAX_ODDS = Fraction(6, 1)  # ... and no more than 6:1
+START_MODES = ("rng", "dice")
+BANK_START_RULES = ("table_open", "every_shuffle")
+
+
+def _where(where: str, key: str) -> str:
+    return f"{where}.{key}" if where else key
+
+
+def _check_keys(data: Mapping[str, object], allowed: set[str], where: str) -> None:
+    if not isinstance(data, Mapping):
+        raise ValueError(f"{where}: must be a table (mapping), not {type(data).__name__}")
+    unknown = sorted(str(k) for k in data if k not in allowed)
+    if unknown:
+        raise ValueError(
+            f"{_where(where, unknown[0])}: unknown key; allowed: {', '.join(sorted(allowed))}"
+        )
+
+
+def _int(data: Mapping[str, object], key: str, where: str, default: int | None = None) -> int:
+    value = data.get(key, default)
+    if value is None:
+        raise ValueError(f"{_where(where, key)}: required (an integer)")
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{_where(where, key)}: must be an integer, not {value!r}")
+    if value < 0:
+        raise ValueError(f"{_where(where, key)}: must not be negative, got {value}")
+    return value
+
+
+def _bool(data: Mapping[str, object], key: str, where: str, default: bool) -> bool:
+    value = data.get(key, default)
+    if not isinstance(value, bool):
+        raise ValueError(f"{_where(where, key)}: must be true or false, not {value!r}")
+    return value
+
+
+def _str(data: Mapping[str, object], key: str, where: str, default: str | None = None) -> str:
+    value = data.get(key, default)
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{_where(where, key)}: must be a non-empty string, not {value!r}")
+    return value
+
+
+def _choice(
+    data: Mapping[str, object], key: str, where: str, choices: tuple[str, ...], default: str
+) -> str:
+    value = data.get(key, default)
+    if value not in choices:
+        raise ValueError(
+            f"{_where(where, key)}: must be one of {', '.join(choices)}, not {value!r}"
+        )
+    assert isinstance(value, str)
+    return value
+
+
+@dataclass(frozen=True)
+class ProgressiveLevel:
+    """One progressive level and its parameters (NJ 13:69E-1.39A): base (initial) amount, reset
+    amount, rate of progression and hidden (reserve) rate in basis points of each wager, limit
+    (0 = none; contributions above it go to the overflow meter), and the pay-table lines it pays
+    (empty = every line not claimed by another level)."""
+
+    name: str
+    initial_cents: int
+    reset_cents: int
+    rate_bp: int
+    hidden_rate_bp: int = 0
+    limit_cents: int = 0
+    lines: tuple[str, ...] = ()
+
+    KEYS = frozenset(
+        {
+            "name",
+            "initial_cents",
+            "reset_cents",
+            "rate_bp",
+            "hidden_rate_bp",
+            "limit_cents",
+            "lines",
+        }
+    )
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object], where: str) -> ProgressiveLevel:
+        _check_keys(data, set(cls.KEYS), where)
+        name = _str(data, "name", where)
+        initial = _int(data, "initial_cents", where)
+        reset = _int(data, "reset_cents", where, default=initial)
+        rate = _int(data, "rate_bp", where)
+        hidden = _int(data, "hidden_rate_bp", where, default=0)
+        limit = _int(data, "limit_cents", where, default=0)
+        if rate + hidden > 10000:
+            raise ValueError(
+                f"{_where(where, 'rate_bp')}: rate_bp + hidden_rate_bp = {rate + hidden} exceeds "
+                "10000 (100% of the wager)"
+            )
+        if limit and limit < max(initial, reset):
+            raise ValueError(
+                f"{_where(where, 'limit_cents')}: limit {limit} is below the initial or reset "
+                f"amount ({max(initial, reset)})"
+            )
+        raw_lines = data.get("lines", [])
+        if not isinstance(raw_lines, list | tuple) or not all(
+            isinstance(x, str) for x in raw_lines
+        ):
+            raise ValueError(f"{_where(where, 'lines')}: must be a list of pay-table line names")
+        return cls(name, initial, reset, rate, hidden, limit, tuple(raw_lines))
+
+    def to_mapping(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "initial_cents": self.initial_cents,
+            "reset_cents": self.reset_cents,
+            "rate_bp": self.rate_bp,
+            "hidden_rate_bp": self.hidden_rate_bp,
+            "limit_cents": self.limit_cents,
+            "lines": list(self.lines),
+        }
+
+
+@dataclass(frozen=True)
+class GameConfig:
+    """The ``game`` section: options of the round and the progressive levels."""
+
+    table_id: str = "T1"
+    start_mode: str = "rng"  # "rng" (approved RNG) or "dice" (shaker): table-rules.md
+    progressive_wager_cents: int = 100  # NY 5324.41(k)(1): $1 or $5
+    paytable: str = "ny-5324-41-k4"
+    levels: tuple[ProgressiveLevel, ...] = (
+        ProgressiveLevel("progressive", 100_000, 100_000, 2100, 500, 0, ()),
+    )
+    card_reading_shoe: bool = False
+    three_card_bonus: bool = False
+    player_banking: bool = False
+    bank_start_of_game: str = "table_open"  # which shuffles start a game for (h)(2)
+    side_wager_offered: bool = False
+    side_wager_odds: str = "6:1"
+    ace_low_straight: str = "second"
+    joker_flush: str = "highest-missing"
+    rounds_per_shuffle: int = 1
+    shuffle_timeout_ms: int = 180_000
+    rng_timeout_ms: int = 10_000
+    dispense_timeout_ms: int = 60_000
+    table: ProgressiveTable = field(default_factory=ProgressiveTable.load, compare=False)
+
+    KEYS = frozenset(
+        {
+            "table_id",
+            "start_mode",
+            "progressive_wager_cents",
+            "paytable",
+            "levels",
+            "card_reading_shoe",
+            "three_card_bonus",
+            "player_banking",
+            "bank_start_of_game",
+            "side_wager",
+            "ace_low_straight",
+            "joker_flush",
+            "rounds_per_shuffle",
+            "shuffle_timeout_ms",
+            "rng_timeout_ms",
+            "dispense_timeout_ms",
+        }
+    )
+
+    @property
+    def ranking(self) -> RankingOptions:
+        return RankingOptions(self.ace_low_straight, self.joker_flush)  # type: ignore[arg-type]
+
+    @property
+    def side_wager_odds_fraction(self) -> Fraction:
+        num, den = self.side_wager_odds.split(":")
+        return Fraction(num) / Fraction(den)
+
+    def level(self, name: str) -> ProgressiveLevel:
+        for lvl in self.levels:
+            if lvl.name == name:
+                return lvl
+        raise KeyError(name)
+
+    def level_for_line(self, line: str) -> ProgressiveLevel:
+        """The level whose meter pays (and is deducted for) a pay-table line."""
+        default = self.levels[0]
+        for lvl in self.levels:
+            if line in lvl.lines:
+                return lvl
+            if not lvl.lines:
+                default = lvl
+        return default
+
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object], where: str = "game") -> GameConfig:
+        _check_keys(data, set(cls.KEYS), where)
+        table_id = _str(data, "table_id", where, "T1")
+        start_mode = _choice(data, "start_mode", where, START_MODES, "rng")
+        wager = _int(data, "progressive_wager_cents", where, 100)
+        if wager not in MIN_RATE_BP:
+            raise ValueError(
+                f"{_where(where, 'progressive_wager_cents')}: {wager} is not allowed; "
+                "NY 5324.41(k)(1) allows a $1 (100) or a $5 (500) progressive wager"
+            )
+        paytable = _str(data, "paytable", where, "ny-5324-41-k4")
+        try:
+            table = ProgressiveTable.load(paytable)
+        except PayTableError as e:
+            raise ValueError(f"{_where(where, 'paytable')}: {e}") from None
+        if wager not in table.wager_cents:
+            raise ValueError(
+                f"{_where(where, 'progressive_wager_cents')}: pay table {paytable} does not "
+                f"accept a {wager}-cent wager"
+            )
+        raw_levels = data.get("levels")
+        if raw_levels is None:
+            levels = cls.levels
+        else:
+            if not isinstance(raw_levels, list | tuple) or not raw_levels:
+                raise ValueError(f"{_where(where, 'levels')}: must be a non-empty list of levels")
+            levels = tuple(
+                ProgressiveLevel.from_mapping(raw, f"{_where(where, 'levels')}[{i}]")
+                for i, raw in enumerate(raw_levels)
+            )
+        _check_levels(levels, table, wager, _where(where, "levels"))
+        side = data.get("side_wager", {})
+        side_where = _where(where, "side_wager")
+        if not isinstance(side, Mapping):
+            raise ValueError(f"{side_where}: must be a table with offered and odds")
+        _check_keys(side, {"offered", "odds"}, side_where)
+        side_offered = _bool(side, "offered", side_where, False)
+        odds = _str(side, "odds", side_where, "6:1")
+        try:
+            num, den = odds.split(":")
+            frac = Fraction(num) / Fraction(den)
+        except (ValueError, ZeroDivisionError):
+            raise ValueError(
+                f"{side_where}.odds: must look like '6:1' or '5.5:1', not {odds!r}"
+            ) from None
+        if not SIDE_WAGER_MIN_ODDS <= frac <= SIDE_WAGER_MAX_ODDS:
+            raise ValueError(
+                f"{side_where}.odds: {odds} is outside 5.5:1 to 6:1 (NY 5324.41(j)(2)(vi))"
+            )
+        if side_offered and start_mode != "rng":
+            raise ValueError(
+                f"{side_where}.offered: the 1-7 side wager needs start_mode = 'rng' "
+                "(NY 5324.41(j)(1))"
+            )
+        ace_low = _choice(data, "ace_low_straight", where, ("second", "lowest"), "second")
+        joker = _choice(data, "joker_flush", where, ("highest-missing", "ace"), "highest-missing")
+        rounds_per_shuffle = _int(data, "rounds_per_shuffle", where, 1)
+        if rounds_per_shuffle < 1:
+            raise ValueError(f"{_where(where, 'rounds_per_shuffle')}: must be at least 1")
+        timeouts = {
+            k: _int(data, k, where, getattr(cls, k))
+            for k in ("shuffle_timeout_ms", "rng_timeout_ms", "dispense_timeout_ms")
+        }
+        for k, v in timeouts.items():
+            if v < 1:
+                raise ValueError(f"{_where(where, k)}: must be at least 1 ms")
+        return cls(
+            table_id=table_id,
+            start_mode=start_mode,
+            progressive_wager_cents=wager,
+            paytable=paytable,
+            levels=levels,
+            card_reading_shoe=_bool(data, "card_reading_shoe", where, False),
+            three_card_bonus=_bool(data, "three_card_bonus", where, False),
+            player_banking=_bool(data, "player_banking", where, False),
+            bank_start_of_game=_choice(
+                data, "bank_start_of_game", where, BANK_START_RULES, "table_open"
+            ),
+            side_wager_offered=side_offered,
+            side_wager_odds=odds,
+            ace_low_straight=ace_low,
+            joker_flush=joker,
+            rounds_per_shuffle=rounds_per_shuffle,
+            table=table,
+            **timeouts,
+        )
+
+    def to_mapping(self) -> dict[str, Any]:
+        """The mapping ``from_mapping`` reads back to an equal config (journaled, snapshotted)."""
+        return {
+            "table_id": self.table_id,
+            "start_mode": self.start_mode,
+            "progressive_wager_cents": self.progressive_wager_cents,
+            "paytable": self.paytable,
+            "levels": [lvl.to_mapping() for lvl in self.levels],
+            "card_reading_shoe": self.card_reading_shoe,
+            "three_card_bonus": self.three_card_bonus,
+            "player_banking": self.player_banking,
+            "bank_start_of_game": self.bank_start_of_game,
+            "side_wager": {"offered": self.side_wager_offered, "odds": self.side_wager_odds},
+            "ace_low_straight": self.ace_low_straight,
+            "joker_flush": self.joker_flush,
+            "rounds_per_shuffle": self.rounds_per_shuffle,
+            "shuffle_timeout_ms": self.shuffle_timeout_ms,
+            "rng_timeout_ms": self.rng_timeout_ms,
+            "dispense_timeout_ms": self.dispense_timeout_ms,
+        }
+
+
+def _check_levels(
+    levels: tuple[ProgressiveLevel, ...], table: ProgressiveTable, wager: int, where: str
+) -> None:
+    names: set[str] = set()
+    claimed: dict[str, str] = {}
+    defaults = 0
+    for i, lvl in enumerate(levels):
+        if lvl.name in names:
+            raise ValueError(f"{where}[{i}].name: level {lvl.name!r} appears twice")
+        names.add(lvl.name)
+        if not lvl.lines:
+            defaults += 1
+        for line in lvl.lines:
+            if line not in table.line_names:
+                raise ValueError(
+                    f"{where}[{i}].lines: {line!r} is not a line of pay table {table.name}"
+                )
+            if line in claimed:
+                raise ValueError(
+                    f"{where}[{i}].lines: {line!r} is already paid by level {claimed[line]!r}"
+                )
+            claimed[line] = lvl.name
+    if defaults > 1:
+        raise ValueError(f"{where}: only one level may leave 'lines' empty (the default level)")
+    if defaults == 0 and set(claimed) != set(table.line_names):
+        missing = sorted(set(table.line_names) - set(claimed))
+        raise ValueError(f"{where}: no level pays line(s) {', '.join(missing)}")
+    total = sum(lvl.rate_bp for lvl in levels)
+    least = MIN_RATE_BP[wager]
+    if total < least:
+        raise ValueError(
+            f"{where}[0].rate_bp: rate of progression {total / 100:g}% of a {wager // 100}-dollar "
+            f"wager is below the {least / 100:g}% NY 5324.41(k)(5) requires"
+        )
+
+
+def with_changes(
+    config: GameConfig, changes: Mapping[str, object], where: str = "game"
+) -> GameConfig:
+    """A new config with dotted keys replaced (``levels[0].rate_bp``, ``side_wager.odds``),
+    validated as a whole. Raises ValueError naming the key."""
+    data: Any = config.to_mapping()
+    for key, value in changes.items():
+        target: Any = data
+        parts = _split_key(key)
+        for part in parts[:-1]:
+            try:
+                target = target[part]
+            except (KeyError, IndexError, TypeError):
+                raise ValueError(f"{where}.{key}: no such key") from None
+        last = parts[-1]
+        in_list = isinstance(target, list) and isinstance(last, int) and 0 <= last < len(target)
+        if not (isinstance(target, dict) or in_list):
+            raise ValueError(f"{where}.{key}: no such key")
+        target[last] = value
+    return GameConfig.from_mapping(data, where)
+
+
+def _split_key(key: str) -> list[str | int]:
+    out: list[str | int] = []
+    for piece in key.split("."):
+        while "[" in piece:
+            head, _, rest = piece.partition("[")
+            idx, _, piece = rest.partition("]")
+            if head:
+                out.append(head)
+            if not idx.isdigit():
+                raise ValueError(f"{key}: bad index {idx!r}")
+            out.append(int(idx))
+        if piece:
+            out.append(piece)
+    return out

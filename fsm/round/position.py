@@ -1,0 +1,63 @@
+"""The starting position: dice total or RNG number to a seat, and the order the stacks go round.
+
+Seats: 0 is the dealer, 1..6 are the betting areas. Counting (table-rules.md, NY 5324.2(b)): the
+dealer is number 1, then counterclockwise through betting areas 1..6 (numbers 2..7); every seat is
+counted whether or not it holds a wager. When a player banks, the bank's seat is number 1 instead
+of the dealer and the count goes on counterclockwise from it (NY 5324.41(h)(8)(iii), (h)(9)(iv),
+(h)(10)(iii)). Dice: total t (3..18) lands on number ((t - 1) mod 7) + 1. Delivery: the first stack
+goes to the starting position, then "moving clockwise around the table" to every other seat
+(NY 5324.41(f)(3)(iii)), i.e. against the counting direction. Also the 1-7 side wager's payout
+(NY 5324.41(j)(2)(vi): 5.5:1..6:1, rounded down to the whole dollar).
+
+Must never: draw a random number, know about meters, or see a card.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+SEATS = 7
+DEALER = 0
+
+
+def dice_number(total: int) -> int:
+    """The number 1..7 a dice total 3..18 counts to: ((t - 1) mod 7) + 1."""
+    if isinstance(total, bool) or not isinstance(total, int) or not 3 <= total <= 18:
+        raise ValueError(f"total: three dice total 3..18, not {total!r}")
+    return (total - 1) % SEATS + 1
+
+
+def counting_order(bank_seat: int | None = None) -> list[int]:
+    """Seats in counting order (number 1 first): the dealer or the bank, then counterclockwise."""
+    first = DEALER if bank_seat is None else bank_seat
+    if not 0 <= first <= 6:
+        raise ValueError(f"bank: betting area 1..6, not {bank_seat!r}")
+    return [(first + i) % SEATS for i in range(SEATS)]
+
+
+def seat_for_number(number: int, bank_seat: int | None = None) -> int:
+    """The seat that receives the first stack when the count (RNG or dice) reaches ``number``."""
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= SEATS:
+        raise ValueError(f"number: starting position 1..7, not {number!r}")
+    return counting_order(bank_seat)[number - 1]
+
+
+def seat_for_dice(total: int, bank_seat: int | None = None) -> int:
+    return seat_for_number(dice_number(total), bank_seat)
+
+
+def delivery_order(start_seat: int) -> list[int]:
+    """Seats in the order the seven stacks reach them: the starting position first, then
+    clockwise (against the counting direction), every seat, wager or not (NY (f)(3)(iii))."""
+    if not 0 <= start_seat <= 6:
+        raise ValueError(f"seat: 0..6, not {start_seat!r}")
+    return [(start_seat - i) % SEATS for i in range(SEATS)]
+
+
+def side_wager_payout_cents(cents: int, odds: Fraction) -> int:
+    """Winnings of a winning 1-7 side wager at ``odds`` (5.5..6 to 1), rounded down to the
+    whole dollar (NY 5324.41(j)(2)(vi), NJ 13:69F-11.8C(b)6). The wager itself is returned too."""
+    if cents < 0:
+        raise ValueError(f"cents: must not be negative, got {cents}")
+    win = cents * odds.numerator // odds.denominator
+    return win - win % 100
