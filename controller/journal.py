@@ -272,10 +272,14 @@ class Journal:
                     rows.append((seq, ts_ms + seq, rnd, type_, data_json, prev, digest))
                     prev = digest
                 conn.execute("BEGIN IMMEDIATE")
-                conn.executemany(_INSERT_ENTRY, rows)
-                conn.execute(_PUT_STATE, (seq, prev, canonical_json({"n": seq}, "snapshot")))
-                conn.execute("COMMIT")
+                try:
+                    conn.executemany(_INSERT_ENTRY, rows)
+                    conn.execute(_PUT_STATE, (seq, prev, canonical_json({"n": seq}, "snapshot")))
+                    conn.execute("COMMIT")
+                except BaseException:
+                    conn.execute("ROLLBACK")
+                    raise
+                self._last_seq, self._last_hash = seq, prev
                 remaining -= len(rows)
-            self._last_seq, self._last_hash = seq, prev
         finally:
             conn.execute("PRAGMA synchronous=FULL")

@@ -25,6 +25,7 @@ from controller.journal_format import (
     GENESIS_HASH,
     JSON,
     ROUND_COMPLETED,
+    SCHEMA_SQL,
     SCHEMA_VERSION,
     Entry,
     JournalError,
@@ -36,6 +37,7 @@ from controller.journal_format import (
 Replay = Callable[[Iterator[Entry]], tuple[dict[str, JSON], dict[str, JSON]]]
 
 _ROWS = "SELECT seq, ts_ms, round_id, type, data, prev_hash, hash FROM journal ORDER BY seq"
+_EXPECTED_SQL = {statement.split()[2]: statement.strip() for statement in SCHEMA_SQL}
 EXPORT_FIELDS = ("seq", "ts", "round", "type", "data", "prev_hash", "hash")
 
 
@@ -126,7 +128,15 @@ def schema_problems(conn: sqlite3.Connection) -> list[str]:
         if not table.strict:
             problems.append(f"table {name} is not STRICT")
     triggers = db.triggers_dict
-    problems.extend(f"trigger {t} is missing" for t in EXPECTED_TRIGGERS if t not in triggers)
+    for name in EXPECTED_TRIGGERS:
+        if name not in triggers:
+            problems.append(f"trigger {name} is missing")
+        elif triggers[name].strip() != _EXPECTED_SQL[name]:
+            problems.append(f"trigger {name} has been altered")
+    if not problems:  # same columns, STRICT, triggers: any other difference (a CHECK, a default)
+        for name in EXPECTED_COLUMNS:
+            if db.table(name).schema.strip() != _EXPECTED_SQL[name]:
+                problems.append(f"table {name} differs from schema version {SCHEMA_VERSION}")
     if "meta" in names:
         row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None or row[0] != str(SCHEMA_VERSION):

@@ -273,6 +273,21 @@ def test_foreign_sqlite_database_is_not_our_journal(tmp_path: Path) -> None:
     assert other.read_bytes() == before  # refused without touching another program's file
 
 
+def test_a_neutered_trigger_is_reported_as_altered(path: Path) -> None:
+    """Replacing a guard by a same-named trigger that refuses nothing is tampering too."""
+    with Journal.open(path, created_ms=0) as journal:
+        fill(journal, 3)
+    conn = raw(path)
+    conn.execute("DROP TRIGGER journal_no_delete")
+    conn.execute(
+        "CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal WHEN 0 BEGIN SELECT 1; END"
+    )
+    conn.close()
+    assert verify(path).problems == ["trigger journal_no_delete has been altered"]
+    with pytest.raises(JournalError, match="trigger journal_no_delete has been altered"):
+        Journal.open(path)
+
+
 def test_wrong_schema_version_is_refused(path: Path) -> None:
     Journal.open(path, created_ms=0).close()
     conn = raw(path)
