@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from fsm.cards import CardError, format_card
 from fsm.ranking import DEFAULT_OPTIONS, RankingOptions
 from fsm.settlement import HasHands, Settlement, VigRule, settle, surrender, vigorish
 
@@ -93,6 +94,7 @@ def settle_bank_round(
         )
     if dealer_wager_cents and dealer is None:
         raise ValueError("dealer: a dealer wager against the bank needs the dealer's setting")
+    _check_distinct_cards(bank, dealer, players)
     ledger: list[Movement] = []
     dealer_result: Settlement | None = None
     if dealer is not None and dealer_wager_cents > 0:
@@ -217,3 +219,19 @@ def _check_positions(players: Sequence[PlayerWager], bank_area: int) -> None:
             raise ValueError(f"{where}.wager_cents: a wager is positive, not {pw.wager_cents}")
         if pw.setting is None and not pw.surrendered:
             raise ValueError(f"{where}.setting: a wager that is not surrendered needs a setting")
+
+
+def _check_distinct_cards(
+    bank: HasHands, dealer: HasHands | None, players: Sequence[PlayerWager]
+) -> None:
+    """Every card of the round is held once (CardError naming the card and both holders)."""
+    holders: list[tuple[str, HasHands]] = [("bank", bank)]
+    if dealer is not None:
+        holders.append(("dealer", dealer))
+    holders += [(f"area:{p.area}", p.setting) for p in players if p.setting is not None]
+    seen: dict[int, str] = {}
+    for name, setting in holders:
+        for c in (*setting.high, *setting.low):
+            if c in seen:
+                raise CardError(f"{name}: card {format_card(c)} is also held by {seen[c]}")
+            seen[c] = name

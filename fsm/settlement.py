@@ -28,6 +28,7 @@ from fsm.ranking import (
     value2,
     value5,
 )
+from fsm.setting import Setting  # the house way's setting type, re-exported here
 
 Outcome = Literal["win", "push", "lose"]
 VigRule = Literal["round-up-25", "exact"]
@@ -58,14 +59,6 @@ class HasHands(Protocol):
 
     @property
     def low(self) -> Sequence[Card]: ...
-
-
-@dataclass(frozen=True)
-class Setting:
-    """A setting of seven cards: the high (five-card) hand and the low (two-card) hand."""
-
-    high: tuple[Card, ...]
-    low: tuple[Card, ...]
 
 
 @dataclass(frozen=True)

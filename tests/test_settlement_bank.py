@@ -19,7 +19,7 @@ from fsm.banking_settlement import (
     PlayerWager,
     settle_bank_round,
 )
-from fsm.cards import parse_cards
+from fsm.cards import CardError, parse_cards
 from fsm.ranking import value2, value5
 from fsm.settlement import Setting, vigorish
 
@@ -171,6 +171,13 @@ def test_dealer_may_not_wager_against_a_co_bank_h5() -> None:
 def test_bank_area_holds_no_other_wager_h6() -> None:
     with pytest.raises(ValueError, match=r"players\[0\]\.area: area 3 is the bank's"):
         settle_bank_round(BANK_HAND, [PlayerWager(3, 1000, LOSES)], bank_area=3)
+
+
+def test_a_card_held_twice_in_the_round_is_refused_naming_it() -> None:
+    with pytest.raises(CardError, match=r"area:1: card Jc is also held by bank"):
+        settle_bank_round(
+            BANK_HAND, [PlayerWager(1, 1000, S("Jc Ts 8s 5c 2s", "Qc 7s"))], bank_area=3
+        )
 
 
 def test_surrendered_wager_goes_to_the_centre_as_a_losing_wager() -> None:
