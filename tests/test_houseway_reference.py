@@ -265,9 +265,9 @@ def test_five_aces_with_queens_still_split() -> None:
 
 
 def test_straight_or_flush_three_aces_with_a_flush_pair_front() -> None:
-    # three aces (Ah, Ad, joker) and four hearts: Ah-JK-9h-6h-3h is a flush; with trips the
-    # straight/flush bullet puts the pair of the trips front: Ad and ... only Kc is left, so the
-    # flush behind leaves Ad-Kc in front (no pair can go front with the flush kept).
+    # three aces (Ah, Ad, joker), 9h 6h 3h and Kc: the only flush behind is Ah-JK-9h-6h-3h, which
+    # leaves Ad-Kc in front - an ace and the highest other card, as three aces would be set anyway,
+    # with the flush rather than a pair of aces behind.
     assert_way(WAY, "Ah JK Ad 9h 6h 3h Kc", back="Ah JK 9h 6h 3h", front="Ad Kc")
 
 
