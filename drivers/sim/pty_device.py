@@ -1,0 +1,166 @@
+"""The device end of a serial link on a real pseudo-terminal, in its own thread.
+
+Opens a pty (``os.openpty``), points a stable symlink (e.g. ``<dir>/paigow-shoe``) at the slave so
+the controller opens it with pyserial like a udev name, runs a device-side ``Link`` and hands
+delivered messages to the device logic. Injects line faults: ``silent`` (reads and answers
+nothing), ``garbage`` (random bytes between frames), ``unplug``/``replug`` (the pty vanishes, a
+new one appears under the same name, the device restarts its link). It must never decide what a
+message means: the device logic (shoe_sim, shuffler_sim) does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import queue
+import random
+import select
+import threading
+import time
+import tty
+from typing import Protocol
+
+from drivers.serial.link import Delivered, Link, LinkConfig
+
+DEVICE_LINK = LinkConfig(
+    ack_timeout=0.05, max_retries=4, heartbeat_interval=None, silence_timeout=None, idle_flush=0.02
+)
+
+
+class DeviceLogic(Protocol):
+    def handle(self, msg_type: int, payload: bytes) -> list[tuple[int, bytes]]:
+        """Answers (type, payload) to one delivered message."""
+        ...
+
+
+class PtyDevice:
+    """A simulated serial device on a pty; ``path`` is the stable name to open."""
+
+    def __init__(
+        self,
+        name: str,
+        path: str,
+        logic: DeviceLogic,
+        *,
+        seed: int = 0,
+        link_config: LinkConfig = DEVICE_LINK,
+        tick: float = 0.005,
+    ) -> None:
+        self.name = name
+        self.path = path
+        self.logic = logic
+        self.silent = False
+        self.garbage = False
+        self._rng = random.Random(seed)
+        self._link_config = link_config
+        self._tick = tick
+        self._session = seed & 0xFFFF
+        self._link = self._new_link()
+        self._master: int | None = None
+        self._slave: int | None = None
+        self._commands: queue.Queue[tuple[str, threading.Event]] = queue.Queue()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._last_garbage = 0.0
+        self.garbage_sent = 0
+        self.plugs = 0
+
+    def _new_link(self) -> Link:
+        self._session += 1
+        return Link(self._link_config, session=self._session)
+
+    @property
+    def slave_name(self) -> str | None:
+        return os.ttyname(self._slave) if self._slave is not None else None
+
+    def start(self) -> None:
+        self._plug()
+        self._thread = threading.Thread(target=self._run, name=f"sim-{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5.0)
+            self._thread = None
+        self._unplug()
+
+    def unplug(self) -> None:
+        """The USB adapter is pulled: the pty and its name disappear."""
+        self._command("unplug")
+
+    def replug(self) -> None:
+        """A new pty appears under the same name; the device restarts its link."""
+        self._command("replug")
+
+    def _command(self, what: str) -> None:
+        done = threading.Event()
+        self._commands.put((what, done))
+        done.wait(timeout=5.0)
+
+    def _plug(self) -> None:
+        master, slave = os.openpty()
+        tty.setraw(slave)  # no echo, no line editing: the bytes are binary frames
+        fcntl.fcntl(master, fcntl.F_SETFL, fcntl.fcntl(master, fcntl.F_GETFL) | os.O_NONBLOCK)
+        self._master, self._slave = master, slave
+        tmp = f"{self.path}.tmp"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        os.symlink(os.ttyname(slave), tmp)
+        os.replace(tmp, self.path)
+        self._link = self._new_link()
+        self._link.start(time.monotonic())
+        self.plugs += 1
+
+    def _unplug(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.path)
+        for fd in (self._master, self._slave):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._master = self._slave = None
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            while not self._commands.empty():
+                what, done = self._commands.get()
+                if what == "unplug":
+                    self._unplug()
+                elif what == "replug" and self._master is None:
+                    self._plug()
+                done.set()
+            master = self._master
+            if master is None:
+                self._stop.wait(self._tick)
+                continue
+            ready, _, _ = select.select([master], [], [], self._tick)
+            data = b""
+            if ready:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    data = b""
+            if self.silent:
+                continue  # a dead device: hears nothing, says nothing
+            now = time.monotonic()
+            link = self._link
+            link.receive(data, now)
+            link.poll(now)
+            for event in link.take_events():
+                if isinstance(event, Delivered):
+                    for msg_type, payload in self.logic.handle(event.type, event.payload):
+                        link.send(msg_type, payload, now)
+            out = link.take_output()
+            if self.garbage and now - self._last_garbage >= 0.01:
+                self._last_garbage = now
+                burst = bytes(self._rng.randrange(256) for _ in range(self._rng.randint(1, 24)))
+                self.garbage_sent += len(burst)
+                out = burst + out
+            if out:
+                self._write(master, out)
+
+    def _write(self, fd: int, data: bytes) -> None:
+        with contextlib.suppress(OSError):  # buffer full (nobody reading) or pty gone: lost
+            os.write(fd, data)
