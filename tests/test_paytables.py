@@ -9,11 +9,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from fsm.paytables import (
     BUILTIN,
     BonusConfig,
     IncompatibleWagers,
+    Odds,
     apply_payout_limit,
     check_offered,
     envy_payment,
@@ -337,3 +340,34 @@ def test_envy_pays_the_fixed_amount_per_other_premium_hand_m2() -> None:
     assert envy_payment(load_builtin("envy-a"), others) == 2500
     with pytest.raises(ValueError, match="not an envy bonus table"):
         envy_payment(load_builtin("fortune-bonus-a"), others)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    table=st.sampled_from(
+        ["fortune-bonus-a", "fortune-bonus-c", "insurance-d", "three-card", "seven-card-a"]
+    ),
+    pick=st.integers(0, 20),
+    num=st.integers(1, 20_000),
+    den=st.integers(1, 4),
+)
+def test_a_table_may_pay_more_never_less_than_the_minimum_m1_m3_o1_o2(
+    table: str, pick: int, num: int, den: int
+) -> None:
+    """Whatever one line is changed to, the file loads exactly when it pays at least the minimum
+    printed in the shipped (regulation) table, and then never pays a cent less on any wager."""
+    shipped = load_builtin(table)
+    line = list(shipped.pays)[pick % len(shipped.pays)]
+    text = (DATA / f"{table}.toml").read_text()
+    changed = "\n".join(
+        f'{line} = "{num}:{den}"' if ln.startswith(f"{line} =") else ln for ln in text.splitlines()
+    )
+    minimum = shipped.pays[line]
+    assert isinstance(minimum, Odds)
+    if num * minimum.den >= minimum.num * den:
+        loaded = parse_paytable(changed, "casino.toml")
+        for wager in (1, 99, 100, 2500, 123_457):
+            assert loaded.payout(line, wager) >= shipped.payout(line, wager)
+    else:
+        with pytest.raises(ValueError, match=rf"casino\.toml\.pays\.{line}: pays .* less than"):
+            parse_paytable(changed, "casino.toml")
