@@ -516,10 +516,10 @@ class RoundMachine:
     def _emit(self, effect: Effect) -> None:
         self._effects.append(effect)
 
-    def _enter_fault(self, code: str, device: str, detail: str) -> None:
+    def _enter_fault(self, code: str, device: str, detail: str, interrupted: str) -> None:
         f = {"code": code, "device": device, "detail": detail}
         if self._fault is None:
-            self._fault = {"faults": [f], "interrupted": self.state}
+            self._fault = {"faults": [f], "interrupted": interrupted}
         else:
             self._fault["faults"].append(f)
         self._emit({"type": "alert", "to": "supervisor", "code": code, "detail": detail})
@@ -762,6 +762,7 @@ def _p_shuffle_complete(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
                 f"DECK_COUNT_{count}",
                 "shuffler",
                 f"the shuffler counted {count} cards, 53 required; the deck must not deal",
+                S.SHUFFLING,
             )
 
         return S.FAULT, fault
@@ -1047,6 +1048,7 @@ def _p_dealt(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
                 f"MISDEAL_REMAINING_{remaining}",
                 "shoe",
                 f"{remaining} cards remain in the shoe, {expected} expected",
+                S.DEALING,
             )
 
         return S.FAULT, fault
@@ -1234,7 +1236,8 @@ def _p_fault_raised(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     if not isinstance(detail, str):
         raise _Reject("detail: must be a string")
     route = S.INTERNAL if m.state == S.FAULT else S.FAULT
-    return route, lambda: m._enter_fault(code, device, detail[:200])
+    here = m.state
+    return route, lambda: m._enter_fault(code, device, detail[:200], here)
 
 
 def _p_fault_cleared(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
@@ -1278,7 +1281,8 @@ def _p_deadline(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     if m._now < int(dl[0]):
         raise _Reject(f"deadline not reached: due at {dl[0]}")
     code, device = str(dl[1]), str(dl[2])
-    return S.FAULT, lambda: m._enter_fault(code, device, f"{device} did not answer in time")
+    here = m.state
+    return S.FAULT, lambda: m._enter_fault(code, device, f"{device} did not answer in time", here)
 
 
 _PLANNERS: dict[str, Callable[[RoundMachine, Mapping[str, JSON]], Plan]] = {

@@ -125,13 +125,14 @@ class Model:
     """What transitions sees of a RoundMachine: its state name, the planned route, the apply
     callback and the last error. One per RoundMachine."""
 
-    __slots__ = ("apply", "error", "route", "state")
+    __slots__ = ("applied", "apply", "error", "route", "state")
 
     def __init__(self, state: str, apply: Callable[[Any], None]) -> None:
         self.state = state
         self.route = INTERNAL
         self.apply = apply
         self.error: BaseException | None = None
+        self.applied = False
 
 
 def _route_is(dest: str) -> Callable[[Any], bool]:
@@ -143,6 +144,7 @@ def _route_is(dest: str) -> Callable[[Any], bool]:
 
 
 def _apply(event_data: Any) -> None:
+    event_data.model.applied = True
     event_data.model.apply(event_data)
 
 
@@ -181,9 +183,10 @@ _LOCK = threading.Lock()
 def fire(model: Model, trigger: str) -> None:
     """Fire ``trigger`` on ``model`` (route planned beforehand); errors land in model.error."""
     model.error = None
+    model.applied = False
     with _LOCK:
-        ok = MACHINE.trigger_event(model, trigger)
-    if model.error is None and not ok:
+        MACHINE.trigger_event(model, trigger)
+    if model.error is None and not model.applied:
         model.error = RuntimeError(f"no transition for {trigger} to {model.route or 'itself'}")
 
 

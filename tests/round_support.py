@@ -1,0 +1,93 @@
+"""Test support for the round machine: a table driven the way the owner loop drives it.
+
+Events go through the real RoundMachine.step; ``post`` effects are posted back like the owner does;
+every event is kept as a journal-like entry (type, data, ts_ms) so tests can replay them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fsm.events import Effect, Event
+from fsm.round.config import GameConfig
+from fsm.round.machine import RoundMachine
+
+SUP = "sup-1"
+
+
+def config(**game: Any) -> GameConfig:
+    return GameConfig.from_mapping(game, "game")
+
+
+class Table:
+    def __init__(self, cfg: GameConfig | None = None, **game: Any) -> None:
+        self.cfg = cfg if cfg is not None else config(**game)
+        self.m = RoundMachine(self.cfg)
+        self.t = 1_000
+        self.entries: list[dict[str, Any]] = []
+        self.all_effects: list[Effect] = []
+
+    @property
+    def state(self) -> str:
+        return self.m.state
+
+    def ev(self, etype: str, follow: bool = True, **data: Any) -> list[Effect]:
+        """Step one event (and, like the owner, any event the machine asks to be posted)."""
+        self.t += 10
+        effects = self.m.step(Event(etype, data), self.t)
+        self.entries.append({"type": etype, "data": {**data, "effects": effects}, "ts_ms": self.t})
+        self.all_effects.extend(effects)
+        out = list(effects)
+        if follow:
+            for e in effects:
+                if e["type"] == "post":
+                    out.extend(self.ev(e["event"]["type"], **e["event"]["data"]))
+        return out
+
+    # --- common stretches of a round -----------------------------------------------------------
+
+    def open(self) -> None:
+        self.ev("table_opened", supervisor=SUP)
+        self.ev("shuffle_complete", count=53)
+        assert self.state == "Open_Betting", self.state
+
+    def lock(self, *areas: int) -> list[Effect]:
+        for a in areas:
+            self.ev("chip_detected", position=a)
+        self.ev("lockout_pressed")
+        return self.ev("chips_confirmed")
+
+    def start(self, number: int = 1) -> list[Effect]:
+        if self.cfg.start_mode == "rng":
+            return self.ev("rng_drawn", value=number)
+        for _ in range(3):
+            self.ev("shake_detected")
+        return self.ev("dice_position_entered", total=number if number >= 3 else number + 7)
+
+    def deal(self, **extra: Any) -> list[Effect]:
+        if self.state == "Open_SideWagers":
+            self.ev("side_wagers_settled")
+        return self.ev("dealt", remaining=4, **extra)
+
+    def round_to_settlement(self, *areas: int, number: int = 1) -> None:
+        if self.state != "Open_Betting":
+            raise AssertionError(self.state)
+        self.lock(*areas)
+        self.start(number)
+        self.deal()
+        self.ev("play_complete")
+
+    def outcomes(self, lines: dict[int, str | None]) -> list[Effect]:
+        out: list[Effect] = []
+        for area, line in lines.items():
+            out.extend(self.ev("progressive_outcome", position=area, line=line))
+        return out
+
+
+def of_type(effects: list[Effect], etype: str) -> list[Effect]:
+    return [e for e in effects if e["type"] == etype]
+
+
+def rejection(effects: list[Effect]) -> str | None:
+    rej = of_type(effects, "rejected")
+    return str(rej[0]["reason"]) if rej else None
