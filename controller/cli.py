@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 # Each module has ``register(subparsers)``; one line per module, in the order help lists them.
-SUBCOMMAND_MODULES: tuple[str, ...] = ("cmd_hands", "cmd_config")
+SUBCOMMAND_MODULES: tuple[str, ...] = ("cmd_hands", "cmd_config", "cmd_journal", "cmd_report")
 
 
 def build_parser() -> argparse.ArgumentParser:
