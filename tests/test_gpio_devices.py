@@ -125,9 +125,10 @@ def test_attract_chases_across_the_attract_positions_in_order(rig: GpioRig) -> N
     )
     order: list[int] = []
     for reading in observed_levels(lambda: lights(rig)):
-        for i in (0, 1, 3, 5):
-            if reading[i] and (not order or order[-1] != i):
-                order.append(i)
+        chased = [i for i in (0, 1, 3, 5) if reading[i]]
+        assert len(chased) <= 1, f"two attract lights lit at once: {reading}"
+        if chased and (not order or order[-1] != chased[0]):
+            order.append(chased[0])
         if len(order) >= 6:
             break
     assert order[:6] == [0, 1, 3, 5, 0, 1]

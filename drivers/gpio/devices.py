@@ -176,8 +176,14 @@ class GpioAcceptors:
             self._cond.notify_all()
 
     def _write(self, levels: tuple[bool, ...]) -> None:
-        for led, level in zip(self._board.leds, levels, strict=True):
-            led.value = level
+        # lights going dark first, then those lighting up: a chase step never shows two lit
+        pairs = list(zip(self._board.leds, levels, strict=True))
+        for led, level in pairs:
+            if not level:
+                led.value = False
+        for led, level in pairs:
+            if level:
+                led.value = True
 
     def _animate(self) -> None:
         with self._cond:
