@@ -122,6 +122,15 @@ def test_effects_leave_the_same_state_on_both(rig: Rig) -> None:
     assert rig.table.display.glyph == "blank"
 
 
+def test_safe_state_can_show_the_fault_glyph_with_every_light_off(rig: Rig) -> None:
+    rig.table.apply({"type": "lights", "states": ["attract"] * 6})
+    rig.table.safe_state("fault")
+    assert rig.table.acceptors.lights == ("off",) * 6
+    assert rig.table.display.glyph == "fault"
+    rig.table.safe_state("F")  # type: ignore[arg-type]  # not a glyph: still safe, shows fault
+    assert rig.table.display.glyph == "fault"
+
+
 @pytest.mark.parametrize(
     ("effect", "message"),
     [

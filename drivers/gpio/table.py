@@ -91,10 +91,13 @@ class Table:
             raise ValueError(f"effect.type: expected a string, got {kind!r}")
         return True
 
-    def safe_state(self) -> None:
-        """All acceptor lights off (animation stopped), display blank."""
+    def safe_state(self, glyph: Glyph = SAFE_GLYPH) -> None:
+        """All acceptor lights off (animation stopped), display blank, or ``glyph`` (e.g.
+        "fault" when the journal cannot be written and play is refused)."""
+        if glyph not in GLYPHS:
+            glyph = "fault"  # never leave the safe state half done over a bad argument
         self.acceptors.set_lights(SAFE_LIGHTS)
-        self.display.show(SAFE_GLYPH)
+        self.display.show(glyph)
 
     def status(self) -> dict[str, Any]:
         """A fresh JSON-able picture of the devices, for the status page."""
