@@ -133,7 +133,7 @@ def test_idle_link_sends_heartbeat_ping() -> None:
 def test_silent_peer_raises_peer_silent_then_alive_when_it_answers() -> None:
     a, b = started_pair()
     t = 0.0
-    silent = []
+    silent: list[PeerSilent] = []
     while not silent and t < 2.0:
         t += 0.01
         a.poll(t)
