@@ -91,3 +91,50 @@ def of_type(effects: list[Effect], etype: str) -> list[Effect]:
 def rejection(effects: list[Effect]) -> str | None:
     rej = of_type(effects, "rejected")
     return str(rej[0]["reason"]) if rej else None
+
+
+def reach(state: str, **game: Any) -> Table:
+    """A table driven by ordinary events into ``state`` (with a wager at area 2)."""
+    if state == "Open_StartingPosition_Dice":
+        game.setdefault("start_mode", "dice")
+    if state == "Open_SideWagers":
+        game.setdefault("side_wager", {"offered": True})
+    t = Table(**game)
+    if state == "Closed":
+        return t
+    if state == "Maintenance":
+        t.ev("maintenance_entered", supervisor=SUP)
+        return t
+    if state == "Fault":
+        t.ev("fault_raised", code="SELF_TEST", device="controller", detail="")
+        return t
+    t.ev("table_opened", supervisor=SUP)
+    if state == "Open_Shuffling":
+        return t
+    t.ev("shuffle_complete", count=53)
+    if state == "Open_Betting":
+        t.ev("chip_detected", position=2)
+        return t
+    t.ev("chip_detected", position=2)
+    t.ev("lockout_pressed")
+    if state == "Open_LockedOut":
+        return t
+    t.ev("chips_confirmed")
+    if state in ("Open_StartingPosition_Rng", "Open_StartingPosition_Dice"):
+        return t
+    t.ev("rng_drawn", value=3)
+    if state in ("Open_SideWagers", "Open_Dealing"):
+        return t
+    t.ev("dealt", remaining=4)
+    if state == "Open_Play":
+        return t
+    t.ev("play_complete")
+    if state == "Open_Settlement":
+        return t
+    if state == "Open_JackpotPending":
+        t.ev("progressive_outcome", position=2, line="straight-flush")
+        return t
+    if state == "Open_RoundComplete":
+        t.ev("progressive_outcome", position=2, line=None, follow=False)
+        return t
+    raise AssertionError(f"no way to reach {state}")

@@ -1,0 +1,84 @@
+"""Player banking: NY 5324.41(h)(2) not at the start of the game; (h)(3) the offer rotates
+counterclockwise from the dealer's right and nobody banks two consecutive rounds."""
+
+from __future__ import annotations
+
+from round_support import Table, of_type, rejection
+
+from fsm.round.banking import BankRotation
+
+
+def _finish_round(t: Table) -> None:
+    t.lock()
+    t.start()
+    t.deal()
+    t.ev("play_complete")  # no wager: round complete, next shuffle
+    t.ev("shuffle_complete", count=53)
+
+
+def test_no_player_bank_at_start_of_game_h2() -> None:
+    t = Table(player_banking=True)
+    t.open()
+    reason = rejection(t.ev("bank_accepted", position=1))
+    assert reason is not None and "(h)(2)" in reason
+    _finish_round(t)
+    assert rejection(t.ev("bank_accepted", position=1)) is None
+
+
+def test_same_player_never_banks_two_consecutive_rounds_h3() -> None:
+    t = Table(player_banking=True)
+    t.open()
+    _finish_round(t)
+    t.ev("bank_accepted", position=4)
+    _finish_round(t)
+    reason = rejection(t.ev("bank_accepted", position=4))
+    assert reason is not None and "two in a row" in reason
+    assert rejection(t.ev("bank_accepted", position=5)) is None
+    _finish_round(t)
+    assert rejection(t.ev("bank_released")) is not None  # area 5's bank ended with its round
+
+
+def test_offer_rotates_counterclockwise_from_dealers_right_h3() -> None:
+    t = Table(player_banking=True)
+    t.open()  # start of the game: no offer
+    orders = []
+    for _ in range(8):
+        _finish_round(t)
+        offers = [e for e in of_type(t.all_effects[-4:], "bank_offer")]
+        orders.append(offers[0]["order"] if offers else [])
+    assert orders[0] == [1, 2, 3, 4, 5, 6]
+    assert orders[1] == [2, 3, 4, 5, 6, 1]
+    assert orders[5] == [6, 1, 2, 3, 4, 5]
+    assert orders[6] == []  # the offer has returned to the dealer: the house banks
+    assert orders[7] == [1, 2, 3, 4, 5, 6]
+
+
+def test_offer_skips_previous_bank() -> None:
+    b = BankRotation(offer_start=2, last_bank=3, current=None, start_of_game=False)
+    assert b.offer_order() == [2, 4, 5, 6, 1]
+
+
+def test_banking_not_offered_is_rejected() -> None:
+    t = Table()
+    t.open()
+    _finish_round(t)
+    assert "not offered" in (rejection(t.ev("bank_accepted", position=2)) or "")
+
+
+def test_bank_counts_as_number_one_for_rng_position() -> None:
+    t = Table(player_banking=True)
+    t.open()
+    _finish_round(t)
+    t.ev("bank_accepted", position=5)
+    t.lock(1)
+    eff = t.ev("rng_drawn", value=3)
+    sp = of_type(eff, "starting_position")[0]
+    assert sp["bank"] == 5 and sp["seat"] == 0  # 5 = number 1, 6 = 2, dealer = 3
+
+
+def test_every_shuffle_rule_makes_each_round_a_start_of_game() -> None:
+    t = Table(player_banking=True, bank_start_of_game="every_shuffle")
+    t.open()
+    _finish_round(t)
+    assert rejection(t.ev("bank_accepted", position=1)) is not None
+
