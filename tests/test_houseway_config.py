@@ -189,3 +189,9 @@ def test_loading_the_same_way_twice_gives_equal_ways() -> None:
     assert HouseWay.load("foxwoods") != HouseWay.load("reference")
     data = reference_data()
     assert HouseWay.from_mapping(copy.deepcopy(data)) == HouseWay.from_mapping(data)
+
+
+def test_the_full_example_in_the_docs_is_the_reference_way() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "houseway.md").read_text()
+    example = doc.split("```toml\n", 1)[1].split("```", 1)[0]
+    assert HouseWay.from_mapping(tomllib.loads(example), "docs") == HouseWay.load("reference")

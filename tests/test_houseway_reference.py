@@ -276,3 +276,10 @@ def test_straight_no_pair_highest_front_under_both_ace_low_options_c4() -> None:
     # highest front wins whichever way the facility ranks A-2-3-4-5 (NY (c)(4)).
     for opts in (RankingOptions("second"), RankingOptions("lowest")):
         assert_way(WAY, "Ac 2d 3h 4s 5c 6d Kh", back="2d 3h 4s 5c 6d", front="Ac Kh", opts=opts)
+
+
+def test_straight_or_flush_highest_front_even_over_a_straight_flush() -> None:
+    # decision (docs/houseway.md): the bullet ranks the ways that keep a straight/flush/straight
+    # flush behind by the front only. 9h-5h is a straight flush, but A-9 in front (8h 7h 6h 5h 2h
+    # flush behind) beats A-2 in front (straight flush behind).
+    assert_way(WAY, "9h 8h 7h 6h 5h 2h Ac", back="8h 7h 6h 5h 2h", front="Ac 9h")
