@@ -7,8 +7,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from gpiozero.pins.mock import MockFactory
+from hypothesis import given
+from hypothesis import strategies as st
 
 from drivers.gpio.config import PinConfig
+from drivers.gpio.table import build_gpio_table
 
 
 def test_empty_section_gives_the_documented_defaults() -> None:
@@ -122,3 +126,47 @@ def test_the_section_path_given_by_the_caller_prefixes_the_message() -> None:
 def test_a_section_that_is_not_a_table_is_refused() -> None:
     with pytest.raises(ValueError, match=r"^pins: expected a table"):
         PinConfig.from_mapping([2, 3], where="pins")  # type: ignore[arg-type]
+
+
+def test_a_wiring_built_in_code_is_checked_before_any_device_is_opened() -> None:
+    factory = MockFactory()
+    bad = PinConfig(shaker=14)
+    with pytest.raises(ValueError, match=r"^pins\.shaker: pin 14 is reserved for the SAS UART"):
+        build_gpio_table(bad, factory, lambda event: None)
+    assert not factory.pins, "no pin may be claimed for a refused wiring"
+    with pytest.raises(ValueError, match=r"^pins\.acceptor_lights: expected exactly 6 pins"):
+        PinConfig(acceptor_lights=(16, 17)).validate()
+
+
+KEYS = [
+    "acceptor_sensors",
+    "acceptor_lights",
+    "lockout_button",
+    "panel_next",
+    "panel_void",
+    "supervisor_key",
+    "shaker",
+    "shaker_lid",
+    "display_segments",
+    "display_dp",
+    "bogus",
+]
+VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 40) | st.floats() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=8),
+    max_leaves=10,
+)
+
+
+@given(st.dictionaries(st.sampled_from(KEYS), VALUES, max_size=5))
+def test_any_pins_section_is_either_a_valid_wiring_or_a_value_error_naming_a_key(
+    data: dict[str, object],
+) -> None:
+    try:
+        config = PinConfig.from_mapping(data, where="pins")
+    except ValueError as exc:
+        assert str(exc).startswith("pins.")
+        return
+    pins = [pin for _, pin in config.assignments()]
+    assert len(pins) == len(set(pins))
+    assert all(2 <= pin <= 27 and pin not in (14, 15) for pin in pins)

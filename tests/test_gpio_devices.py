@@ -10,6 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 from gpiozero.pins.mock import MockFactory
+from hypothesis import given
+from hypothesis import strategies as st
 from test_gpio_rig import (
     DEFAULT_LIGHT_PINS,
     DEFAULT_SENSOR_PINS,
@@ -23,7 +25,7 @@ from test_gpio_rig import (
     observed_levels,
 )
 
-from drivers.gpio.devices import GpioDiceShaker, frame_levels
+from drivers.gpio.devices import GpioDiceShaker, QuietGapFilter, frame_levels
 from fsm.events import Event
 
 
@@ -256,3 +258,43 @@ def test_safe_state_then_close_leaves_every_output_low_and_stops_the_animation(
     rig.table.close()  # idempotent
     with pytest.raises(RuntimeError, match="closed"):
         rig.table.acceptors.set_lights(["lit"] * 6)
+
+
+# --- the quiet-gap filter as a property ----------------------------------------------------------
+
+BURSTS = st.lists(
+    st.tuples(
+        st.integers(0, 4),  # extra bounce pairs inside the burst
+        st.floats(0.0, 0.009),  # spacing of its edges (window 30 ms)
+        st.floats(0.031, 5.0),  # quiet time before the burst
+    ),
+    min_size=1,
+    max_size=20,
+)
+
+
+@given(BURSTS)
+def test_each_burst_of_bounce_after_a_quiet_gap_is_one_press(
+    bursts: list[tuple[int, float, float]],
+) -> None:
+    """However a press bounces on press and on release (edges less than the 30 ms window
+    apart), it counts once; every press after a quiet gap of at least the window counts."""
+    clock = FakeClock()
+    gap = QuietGapFilter(0.03, clock)
+    accepted = 0
+    for bounce_pairs, spacing, quiet in bursts:
+        clock.advance(quiet)
+        accepted += gap.activation()
+        for _ in range(bounce_pairs):
+            clock.advance(spacing)
+            gap.deactivation()
+            clock.advance(spacing)
+            accepted += gap.activation()
+        clock.advance(0.1)  # held, then released, bouncing as much
+        gap.deactivation()
+        for _ in range(bounce_pairs):
+            clock.advance(spacing)
+            accepted += gap.activation()
+            clock.advance(spacing)
+            gap.deactivation()
+    assert accepted == len(bursts)

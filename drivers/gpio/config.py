@@ -96,8 +96,19 @@ class PinConfig:
             display_segments=many("display_segments", d.display_segments),
             display_dp=maybe("display_dp", d.display_dp),
         )
-        config._check_unique(where)
+        config.validate(where)
         return config
+
+    def validate(self, where: str = "pins") -> None:
+        """Check this wiring as :meth:`from_mapping` does (for a PinConfig built in code)."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            key = f"{where}.{f.name}"
+            if isinstance(getattr(PinConfig, f.name, None), tuple):
+                _pin_list(value, key, len(getattr(PinConfig, f.name)))
+            elif value is not None or f.name not in ("shaker_lid", "display_dp"):
+                _pin(value, key)
+        self._check_unique(where)
 
     def assignments(self, where: str = "pins") -> list[tuple[str, int]]:
         """Every (key path, pin) of this wiring, in declaration order, fitted devices only."""

@@ -159,7 +159,9 @@ def build_gpio_table(
     clock: Clock = time.monotonic,
     debounce: DebounceTimes | None = None,
 ) -> Table:
-    """Build every device on gpiozero with the given factory (see ``make_pin_factory``)."""
+    """Build every device on gpiozero with the given factory (see ``make_pin_factory``).
+    The wiring is checked first (ValueError naming the key)."""
+    pins.validate()
     opened: list[Any] = []
     common: dict[str, Any] = {"pin_factory": pin_factory, "post": post, "clock": clock}
     common["debounce"] = debounce
