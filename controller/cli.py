@@ -12,7 +12,13 @@ import sys
 from collections.abc import Sequence
 
 # Each module has ``register(subparsers)``; one line per module, in the order help lists them.
-SUBCOMMAND_MODULES: tuple[str, ...] = ("cmd_hands", "cmd_config", "cmd_journal", "cmd_report")
+SUBCOMMAND_MODULES: tuple[str, ...] = (
+    "cmd_hands",
+    "cmd_config",
+    "cmd_journal",
+    "cmd_report",
+    "cmd_simulate",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,145 @@
+"""The people of the simulated table: a scripted dealer, players placing progressive wagers and a
+scripted supervisor, deciding their next action from the owner's public snapshot alone.
+
+Every decision is a function of the published state and the seed (``random.Random`` seeded with
+the seed, the round id and what is decided), never of memory kept between calls: a run that is
+killed and started again picks up exactly where the committed state is, and asks for the same
+things. Chips and the lock-out go through the GPIO pins (`MockPins`); what a dealer or supervisor
+enters on the panel or the web page is posted as the round's event. Simulation only: must never
+decide a game rule (the round machine refuses what is not allowed) nor touch the journal.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from controller.owner import PublicSnapshot
+from fsm.events import Event
+
+Post = Callable[[Event], None]
+
+SUPERVISOR = "trainer"
+WAGER_CHANCE = 0.45  # each player position places the progressive wager this often
+SIDE_WAGER_CHANCE = 0.25
+HIT_CHANCE = 0.03  # per wager, when the dealer enters outcomes (shoe does not read cards)
+WAITING_STATES = frozenset({"Open_Shuffling", "Open_Dealing", "Open_StartingPosition_Rng"})
+
+
+class Pins(Protocol):
+    """What the director needs of `controller.sim_table.MockPins`."""
+
+    def drop_chip(self, position: int) -> None: ...
+
+    def press_lockout(self) -> None: ...
+
+    def shake(self) -> None: ...
+
+
+class Director:
+    """Chooses the next action of the dealer, players or supervisor for a public snapshot."""
+
+    def __init__(self, post: Post, pins: Pins, seed: int | str, lines: tuple[str, ...]) -> None:
+        self._post = post
+        self._pins = pins
+        self._seed = seed
+        self._lines = lines
+        self.actions = 0
+
+    def _rng(self, round_id: int, what: str) -> random.Random:
+        return random.Random(f"{self._seed}:{round_id}:{what}")
+
+    def wagers_wanted(self, round_id: int) -> list[int]:
+        """The positions whose players place the progressive wager in ``round_id``."""
+        rng = self._rng(round_id, "wagers")
+        return [p for p in range(1, 7) if rng.random() < WAGER_CHANCE]
+
+    def act(self, snap: PublicSnapshot) -> str | None:
+        """Do one thing for ``snap`` and say what (None: nothing to do, wait for a device)."""
+        done = self._decide(snap)
+        if done is not None:
+            self.actions += 1
+        return done
+
+    def _event(self, kind: str, data: Mapping[str, Any] | None = None) -> str:
+        self._post(Event(kind, dict(data or {})))
+        return kind
+
+    def _decide(self, snap: PublicSnapshot) -> str | None:
+        state = snap.state
+        view = snap.view
+        rnd: Mapping[str, Any] = view.get("round", {}) or {}
+        rid = snap.round_id
+        if state == "Closed":
+            return self._event("table_opened", {"supervisor": SUPERVISOR})
+        if state == "Maintenance":
+            return self._event("maintenance_exited", {"supervisor": SUPERVISOR})
+        if state == "Fault":
+            return self._event("fault_cleared", {"supervisor": SUPERVISOR})
+        if state == "Open_Betting":
+            lit = {int(p) for p in (rnd.get("wagers") or {})}
+            for position in self.wagers_wanted(rid):
+                if position not in lit:
+                    self._pins.drop_chip(position)
+                    return "chip_detected"
+            self._pins.press_lockout()
+            return "lockout_pressed"
+        if state == "Open_LockedOut":
+            return self._event("chips_confirmed")
+        if state == "Open_StartingPosition_Dice":
+            if int(rnd.get("shakes", 0)) < 3:
+                self._pins.shake()
+                return "shake_detected"
+            rng = self._rng(rid, "dice")
+            total = sum(rng.randint(1, 6) for _ in range(3))
+            return self._event("dice_position_entered", {"total": total})
+        if state == "Open_SideWagers":
+            rng = self._rng(rid, "side")
+            bets = [
+                {"position": p, "number": rng.randint(1, 7), "cents": 500}
+                for p in range(1, 7)
+                if rng.random() < SIDE_WAGER_CHANCE
+            ]
+            if bets:
+                return self._event("side_wagers", {"bets": bets})
+            return self._event("side_wagers_settled")
+        if state == "Open_Dealing":
+            if rnd.get("stage") == "three_dealt":
+                return self._event("three_card_settled")
+            return None
+        if state == "Open_Play":
+            return self._event("play_complete")
+        if state == "Open_Settlement":
+            outcomes = {int(p) for p in (rnd.get("outcomes") or {})}
+            for key in sorted(rnd.get("wagers") or {}, key=int):
+                position = int(key)
+                if position not in outcomes:
+                    rng = self._rng(rid, f"outcome{position}")
+                    line = rng.choice(self._lines) if rng.random() < HIT_CHANCE else None
+                    return self._event("progressive_outcome", {"position": position, "line": line})
+            return None
+        if state == "Open_JackpotPending":
+            pending = rnd.get("pending") or ()
+            if pending:
+                position = int(pending[0]["position"])
+                return self._event(
+                    "hit_validated", {"position": position, "supervisor": SUPERVISOR}
+                )
+            return None
+        return None  # Shuffling, Rng, RoundComplete: the devices / the owner answer
+
+    def interrupted(self, snap: PublicSnapshot, why: str) -> str | None:
+        """The supervisor's call when a device-waiting state makes no progress (e.g. the table
+        restarted while the shoe was dealing: a dispense is never re-issued)."""
+        device = {
+            "Open_Shuffling": "shuffler",
+            "Open_Dealing": "shoe",
+            "Open_StartingPosition_Rng": "rng",
+        }.get(snap.state)
+        if device is None:
+            return None
+        detail = f"{device} made no progress in {snap.state}: {why}"
+        return self._event(
+            "fault_raised", {"code": "DEVICE_STALLED", "device": device, "detail": detail}
+        )
