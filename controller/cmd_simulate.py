@@ -76,9 +76,10 @@ def run_simulate(args: argparse.Namespace) -> int:
     db = Path(args.db) if args.db else config.journal_path
     try:
         if args.headless:
+            rounds: int = args.rounds
             return simulate.run_headless(
                 db,
-                args.rounds,
+                rounds,
                 args.seed,
                 fault_spec=args.faults,
                 config_path=args.config,
