@@ -76,7 +76,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     db = Path(args.db) if args.db else config.journal_path
     try:
         if args.headless:
-            rounds: int = args.rounds
+            rounds = int(args.rounds)
             return simulate.run_headless(
                 db,
                 rounds,
