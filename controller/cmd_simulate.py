@@ -12,7 +12,7 @@ import argparse
 import logging
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from controller.config import ConfigError
 from controller.journal_format import JournalError
@@ -76,7 +76,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     db = Path(args.db) if args.db else config.journal_path
     try:
         if args.headless:
-            rounds = int(args.rounds)
+            rounds = cast(int, args.rounds)
             return simulate.run_headless(
                 db,
                 rounds,
