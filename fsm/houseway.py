@@ -323,13 +323,16 @@ class _Hand:
         front = [cs[split.i], cs[split.j]]
         back = [c for k, c in enumerate(cs) if k not in (split.i, split.j)]
 
-        def order(c: Card) -> tuple[int, int]:
-            return (_PRANK[c], c)
+        return Setting(_display_order(back), _display_order(front))
 
-        return Setting(
-            tuple(sorted(back, key=order, reverse=True)),
-            tuple(sorted(front, key=order, reverse=True)),
-        )
+
+def _display_order(hand: list[Card]) -> tuple[Card, ...]:
+    """A hand as a dealer lays it out: largest rank group first, then higher ranks (the joker with
+    the aces), e.g. ``7s 7d 7c Ac Ks``."""
+    counts: dict[int, int] = {}
+    for c in hand:
+        counts[_PRANK[c]] = counts.get(_PRANK[c], 0) + 1
+    return tuple(sorted(hand, key=lambda c: (counts[_PRANK[c]], _PRANK[c], c), reverse=True))
 
 
 __all__ = ["DEFAULT_WAY", "Decision", "HouseWay", "HouseWayError", "available"]

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from fsm.cards import CardError, parse_cards
+from fsm.cards import CardError, format_cards, parse_cards
 from fsm.houseway import DATA_DIR, HouseWay, HouseWayError, available
 
 REFERENCE_TEXT = (DATA_DIR / "reference.toml").read_text()
@@ -195,3 +195,9 @@ def test_the_full_example_in_the_docs_is_the_reference_way() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "houseway.md").read_text()
     example = doc.split("```toml\n", 1)[1].split("```", 1)[0]
     assert HouseWay.from_mapping(tomllib.loads(example), "docs") == HouseWay.load("reference")
+
+
+def test_hands_are_laid_out_largest_group_first_then_highest() -> None:
+    setting = HouseWay.load("foxwoods").set(parse_cards("Ks 2h 7c Ac 7s 2d 7d"))
+    assert format_cards(setting.high) == "7s 7d 7c Ac Ks"
+    assert format_cards(setting.low) == "2h 2d"
