@@ -122,6 +122,14 @@ def test_effects_leave_the_same_state_on_both(rig: Rig) -> None:
     assert rig.table.display.glyph == "blank"
 
 
+def test_a_key_already_on_at_start_up_is_reported_by_the_held_switch_events(rig: Rig) -> None:
+    assert rig.table.held_switch_events() == [Event("supervisor_key", {"on": False})]
+    rig.turn_key(True)
+    rig.events.clear()
+    assert rig.table.held_switch_events() == [Event("supervisor_key", {"on": True})]
+    assert rig.events == [], "asking for the position posts nothing"
+
+
 def test_safe_state_can_show_the_fault_glyph_with_every_light_off(rig: Rig) -> None:
     rig.table.apply({"type": "lights", "states": ["attract"] * 6})
     rig.table.safe_state("fault")

@@ -43,6 +43,7 @@ from drivers.gpio.interfaces import (
     NumberDisplay,
     Post,
 )
+from fsm.events import Event
 
 #: Effect types this unit handles; ``apply`` returns False for every other type.
 GPIO_EFFECTS = ("lights", "display", "shaker_reset")
@@ -98,6 +99,15 @@ class Table:
             glyph = "fault"  # never leave the safe state half done over a bad argument
         self.acceptors.set_lights(SAFE_LIGHTS)
         self.display.show(glyph)
+
+    def held_switch_events(self) -> list[Event]:
+        """The current position of the held switches as the events their changes post, for the
+        controller to post once at start-up (a key already turned on posts no edge)."""
+        events = [Event("supervisor_key", {"on": self.panel.supervisor_key_on})]
+        lid = self.shaker.lid_lifted
+        if lid is not None:
+            events.append(Event("shaker_lid", {"lifted": lid}))
+        return events
 
     def status(self) -> dict[str, Any]:
         """A fresh JSON-able picture of the devices, for the status page."""
