@@ -48,7 +48,9 @@ def test_pi_mode_when_the_gpio_chip_cannot_be_opened_is_a_clear_error(
 
     stand_in.LGPIOFactory = failing_factory  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "gpiozero.pins.lgpio", stand_in)
-    with pytest.raises(PinFactoryError, match=r"^pin factory 'pi': lgpio loaded but could not open"):
+    with pytest.raises(
+        PinFactoryError, match=r"^pin factory 'pi': lgpio loaded but could not open"
+    ):
         make_pin_factory("pi")
 
 
