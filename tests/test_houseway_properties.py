@@ -156,7 +156,8 @@ def test_every_rank_pattern_with_most_cards_suited_never_fouls_g1_g5(
 def test_every_rank_pattern_every_flush_choice_never_fouls_g1_g5(
     name: str, opts: RankingOptions
 ) -> None:
-    """Slow (15-25 s each, about 75 s in all): every choice of which ranks make the flush, straight flushes included."""
+    """Slow (15-25 s each, about 75 s in all): every choice of which ranks make the flush,
+    straight flushes included."""
     way = HouseWay.load(name)
     for counts in PATTERNS:
         for dealt in suited_hands(counts, every_subset=True):
