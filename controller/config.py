@@ -2,12 +2,13 @@
 
 Responsible for reading the file (stdlib ``tomllib``), checking every section and collecting every
 problem into one `ConfigError` whose lines each start with the full key path and say what is
-allowed. Each component validates its own section through its ``from_mapping`` (``[pins]`` ->
-``drivers.gpio.PinConfig``, ``[game]`` -> ``fsm.round.config.GameConfig``, serial links ->
-``drivers.serial.link.LinkConfig``, ``[bonus]`` -> ``fsm.paytables.BonusConfig``, which also
-checks that the offered wagers may be offered together); this module validates the sections no
-component owns (``[table]``, ``[serial]`` ports, ``[sas]``, ``[journal]``, ``[web]``,
-``[supervisors]``). Supervisor PINs are stored hashed with scrypt; a plain PIN is an error.
+allowed. Each component validates its own section through its ``from_mapping``: ``[pins]`` ->
+``drivers.gpio.PinConfig``; ``[game]`` -> ``fsm.round.config.GameConfig``; ``[serial.shoe]`` and
+``[serial.shuffler]`` -> ``drivers.serial`` ``ShoeConfig`` / ``ShufflerConfig``; ``[bonus]`` ->
+``fsm.paytables.BonusConfig`` (which checks the offered wagers may be offered together). This
+module validates the sections no component owns (``[table]``, ``[sas]``, ``[journal]``,
+``[web]``, ``[supervisors]``) and the device model. Supervisor PINs are stored hashed with
+scrypt; a plain PIN is an error.
 
 Must never: change a running table's configuration (that is the round machine's journaled
 ``config_changed`` event, accepted only with the table closed), write any file, or crash on a bad
@@ -29,7 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from drivers.gpio.config import PinConfig
-from drivers.serial.link import LinkConfig
+from drivers.serial.shoe import ShoeConfig
+from drivers.serial.shuffler import ShufflerConfig
 from fsm.round.config import GameConfig
 
 DATA_DIR = Path(__file__).parent / "data"
@@ -38,8 +40,6 @@ SIMULATED_TABLE = DATA_DIR / "simulated-table.toml"
 SECTIONS = ("table", "pins", "serial", "sas", "game", "bonus", "journal", "web", "supervisors")
 SERIAL_DEVICES = ("shoe", "shuffler")
 SERIAL_MODELS = ("reference",)
-BAUD_RATES = (9600, 19200, 38400, 57600, 115200, 230400)
-DEFAULT_PORTS = {"shoe": "/dev/paigow-shoe", "shuffler": "/dev/paigow-shuffler"}
 SAS_DEFAULT_PORT = "/dev/ttyAMA0"
 DEFAULT_JOURNAL = "/var/lib/paigow/journal.db"
 # Game options the table file may carry that an older GameConfig does not know yet; validated here
@@ -135,12 +135,19 @@ class TableSection:
 
 @dataclass(frozen=True)
 class SerialDevice:
-    """One serial device (shoe or shuffler): its port, speed, protocol adapter and link timing."""
+    """One serial device (shoe or shuffler): its protocol adapter and its driver configuration
+    (``drivers.serial.shoe.ShoeConfig`` / ``shuffler.ShufflerConfig``: port, link, timeouts)."""
 
-    port: str
-    baudrate: int = 115200
-    model: str = "reference"
-    link: LinkConfig = field(default_factory=LinkConfig)
+    model: str
+    driver: Any
+
+    @property
+    def port(self) -> str:
+        return str(self.driver.port.path)
+
+    @property
+    def baudrate(self) -> int:
+        return int(self.driver.port.baudrate)
 
 
 @dataclass(frozen=True)
@@ -328,37 +335,35 @@ def _parse_table(raw: object, problems: list[str]) -> TableSection:
     return TableSection(table_id, asset, location)
 
 
+_SERIAL_DRIVERS: dict[str, Any] = {"shoe": ShoeConfig, "shuffler": ShufflerConfig}
+
+
 def _parse_serial_device(name: str, raw: object, problems: list[str]) -> SerialDevice:
     where = f"serial.{name}"
+    driver_cls = _SERIAL_DRIVERS[name]
     data = _table_of(raw, where, problems)
-    default = SerialDevice(DEFAULT_PORTS[name])
     if data is None:
-        return default
-    problems.extend(_unknown(data, ("port", "baudrate", "model", "link"), where))
-    port = _get_str(data, "port", where, default.port, problems)
-    if not port.startswith("/dev/"):
-        problems.append(f"{where}.port: must be a device path under /dev/, got {port!r}")
-    baud = data.get("baudrate", default.baudrate)
-    if baud not in BAUD_RATES or isinstance(baud, bool):
-        problems.append(
-            f"{where}.baudrate: must be one of {', '.join(map(str, BAUD_RATES))}, got {_kind(baud)}"
-        )
-        baud = default.baudrate
-    model = data.get("model", default.model)
+        return SerialDevice("reference", driver_cls())
+    model = data.get("model", "reference")
     if model not in SERIAL_MODELS:
         problems.append(
             f"{where}.model: must be one of {', '.join(SERIAL_MODELS)}, got {_kind(model)}"
         )
-        model = default.model
-    link_raw = data.get("link", {})
-    link = _delegate(LinkConfig.from_mapping, link_raw, f"{where}.link", problems)
-    return SerialDevice(port, baud, model, link if link is not None else LinkConfig())
+        model = "reference"
+    rest = {k: v for k, v in data.items() if k != "model"}
+    driver = _delegate(driver_cls.from_mapping, rest, where, problems)
+    device = SerialDevice(str(model), driver if driver is not None else driver_cls())
+    if driver is not None and not device.port.startswith("/dev/"):
+        problems.append(
+            f"{where}.port.path: must be a device path under /dev/, got {device.port!r}"
+        )
+    return device
 
 
 def _parse_serial(raw: object, problems: list[str]) -> dict[str, SerialDevice]:
     data = _table_of(raw, "serial", problems)
     if data is None:
-        return {name: SerialDevice(port) for name, port in DEFAULT_PORTS.items()}
+        data = {}
     problems.extend(_unknown(data, SERIAL_DEVICES, "serial"))
     devices = {
         name: _parse_serial_device(name, data.get(name, {}), problems) for name in SERIAL_DEVICES
@@ -367,7 +372,7 @@ def _parse_serial(raw: object, problems: list[str]) -> dict[str, SerialDevice]:
     for name, dev in devices.items():
         if dev.port in ports:
             problems.append(
-                f"serial.{name}.port: {dev.port} is also used by serial.{ports[dev.port]}"
+                f"serial.{name}.port.path: {dev.port} is also used by serial.{ports[dev.port]}"
             )
         ports[dev.port] = name
     return devices

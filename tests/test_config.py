@@ -112,17 +112,26 @@ def test_pin_of_the_sas_uart_is_refused_by_the_gpio_section() -> None:
 def test_serial_port_baud_and_model_are_checked_and_ports_unique() -> None:
     data = minimal()
     data["serial"] = {
-        "shoe": {"port": "/dev/ttyUSB0", "baudrate": 1200, "model": "acme"},
-        "shuffler": {"port": "/dev/ttyUSB0"},
+        "shoe": {"port": {"path": "/dev/ttyUSB0"}, "model": "acme"},
+        "shuffler": {"port": {"path": "/dev/ttyUSB0"}},
         "printer": {},
     }
     problems = problems_of(data)
     assert any(
         p.startswith("serial.printer: unknown key (allowed: shoe, shuffler)") for p in problems
     )
-    assert any(p.startswith("serial.shoe.baudrate: must be one of 9600") for p in problems)
     assert any(p.startswith("serial.shoe.model: must be one of reference") for p in problems)
-    assert "serial.shuffler.port: /dev/ttyUSB0 is also used by serial.shoe" in problems
+    assert "serial.shuffler.port.path: /dev/ttyUSB0 is also used by serial.shoe" in problems
+
+
+def test_serial_driver_section_is_delegated_with_its_key_path() -> None:
+    data = minimal()
+    data["serial"] = {"shoe": {"port": {"path": "/dev/paigow-shoe", "baudrate": 1234}}}
+    (p,) = problems_of(data)
+    assert p.startswith("serial.shoe.port.baudrate:")
+    data["serial"] = {"shuffler": {"port": {"path": "COM3"}}}
+    (p,) = problems_of(data)
+    assert p.startswith("serial.shuffler.port.path: must be a device path under /dev/")
 
 
 def test_serial_link_timing_is_delegated_with_its_key_path() -> None:
