@@ -279,9 +279,14 @@ class Owner:
         self._process(Event("power_up", data))
         if self._storage_fault:
             return
-        outputs = [e for e in self._machine.outputs() if e.get("type") not in OWNER_EFFECTS]
-        self._apply(outputs, [])
-        for effect in reversed(pending):  # processed next, in their committed order
+        outputs = self._machine.outputs()
+        self._apply([e for e in outputs if e.get("type") not in OWNER_EFFECTS], [])
+        # the requests the committed state waits on (machine.outputs) and the post / draw_rng
+        # effects of the last entry, each once: processed next, in order
+        requests: dict[str, Effect] = {}
+        for effect in [*pending, *(e for e in outputs if e.get("type") in OWNER_EFFECTS)]:
+            requests.setdefault(canonical_json(effect, "effect"), effect)
+        for effect in reversed(list(requests.values())):
             event = self._owner_effect_event(effect)
             if event is not None:
                 self._front.appendleft(event)

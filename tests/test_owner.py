@@ -88,7 +88,10 @@ class ScriptMachine:
         return {"lights": list(self.lights), "events": len(self.history)}
 
     def outputs(self) -> list[Effect]:
-        return [{"type": "lights", "states": list(self.lights)}]
+        out: list[Effect] = [{"type": "lights", "states": list(self.lights)}]
+        if self.history and self.history[-1] == "start_position":  # waiting on the draw
+            out.append({"type": "draw_rng"})
+        return out
 
     def meters(self) -> dict[str, dict[str, JSON]]:
         return {"progressive": {"display_cents": 100 * len(self.history)}}
@@ -359,3 +362,25 @@ def test_public_snapshot_is_immutable_and_counts_rounds(db: Path) -> None:
         snap.view["lights"] = ()  # type: ignore[index]
     with pytest.raises(AttributeError):
         snap.seq = 9  # type: ignore[misc]
+
+
+def test_power_up_draws_once_when_the_state_and_last_entry_both_await_the_draw(db: Path) -> None:
+    """table-rules.md: one draw per round. A crash after committing the entry that asked for the
+    draw: the committed state (outputs) and the entry's effects both ask; the owner draws once."""
+    machine = ScriptMachine()
+    effects = machine.step(Event("start_position"), 1)
+    with Journal.open(db) as journal:
+        journal.append(
+            1, 0, "start_position", {"effects": effects}, machine.snapshot(), machine.meters()
+        )
+    draws: list[int] = []
+
+    def source() -> int:
+        draws.append(3)
+        return 3
+
+    owner = _owner(db, RecordingDevices(db), draw=source)
+    owner.start()
+    owner.stop()
+    assert [t for _, t, _ in _entries(db)] == ["start_position", "power_up", "rng_drawn"]
+    assert draws == [3]
