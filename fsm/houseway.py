@@ -123,7 +123,10 @@ class HouseWay:
 
 @cache
 def _load_shipped(name: str) -> HouseWay:
-    return _load_path(DATA_DIR / f"{name}.toml")
+    way = _load_path(DATA_DIR / f"{name}.toml")
+    if way.name != name:
+        raise HouseWayError(f"{name}.name: {way.name!r} must match the file name {name!r}")
+    return way
 
 
 def _load_path(path: Path) -> HouseWay:
