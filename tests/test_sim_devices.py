@@ -167,6 +167,18 @@ def test_shoe_jam_is_a_fault_and_its_clearing_is_reported(table: Table) -> None:
     assert table.events.wait_type("cards_dispensed").data["remaining"] == 4
 
 
+def test_dispense_into_a_known_jam_still_gets_its_answer(table: Table) -> None:
+    table.sim.inject("shoe-jam")
+    table.shoe.request_status()
+    table.events.wait_type("fault_raised", device="shoe", code=faults.SHOE_JAM)
+    table.shoe.request_status()  # the same jam in a status report is not posted twice
+    table.shoe.dispense(7, 7)  # but the dispense command gets its own outcome
+    fault = table.events.wait_type("fault_raised", device="shoe", code=faults.SHOE_JAM)
+    assert "DISPENSE_REQ" in str(fault.data["detail"])
+    faults_seen = [e for e in table.events.seen if e.type == "fault_raised"]
+    assert len(faults_seen) == 2
+
+
 def test_shoe_misdeal_is_a_fault(table: Table) -> None:
     table.shuffler.shuffle()
     table.events.wait_type("shuffle_completed")

@@ -132,13 +132,20 @@ class DeviceAdapter:
             self._comm_fault = code
         self._fault(code, detail)
 
-    def _device_error(self, error: int, detail: str, *, sticky: bool = True) -> None:
+    def _device_error(
+        self, error: int, detail: str, *, sticky: bool = True, answers_command: bool = False
+    ) -> None:
+        """Post the fault for a device error. A sticky error (jam, misdeal, empty, hardware) is
+        remembered until a status shows the device ready; a repeat of it in a status report or an
+        unsolicited message is not posted again, but an error answering a command always is (the
+        round must learn the outcome of every command)."""
         code = self.error_code(error)
         with self._lock:
-            if sticky and self._device_fault == code:
-                return
+            repeat = self._device_fault == code
             if sticky:
                 self._device_fault = code
+        if repeat and sticky and not answers_command:
+            return
         self._fault(code, detail)
 
     def error_code(self, error: int) -> str:
@@ -202,7 +209,10 @@ class DeviceAdapter:
             expired = [(t, r) for t, r in self._pending.items() if now >= r.deadline]
             for tag, _ in expired:
                 del self._pending[tag]
+            link_down = self._comm_fault is not None
         for _tag, req in expired:
+            if req.kind == "status" and link_down:
+                continue  # already reported as LINK_TIMEOUT / PORT_LOST
             name = protocol.NAMES.get(req.msg_type, hex(req.msg_type))
             self._fault(
                 faults.RESPONSE_TIMEOUT, f"no answer to {name} within {self._timeouts[req.kind]} s"
@@ -221,7 +231,12 @@ class DeviceAdapter:
             what = protocol.NAMES.get(req.msg_type, "request") if req else "unsolicited"
             name = protocol.ERROR_NAMES.get(err.error, f"error 0x{err.error:02X}")
             sticky = err.error not in (protocol.ERR_BUSY, protocol.ERR_BAD_REQUEST)
-            self._device_error(err.error, f"{what}: {name} {err.detail}".strip(), sticky=sticky)
+            self._device_error(
+                err.error,
+                f"{what}: {name} {err.detail}".strip(),
+                sticky=sticky,
+                answers_command=req is not None and req.kind != "status",
+            )
         else:
             self._on_device_message(msg_type, payload)
 
