@@ -201,3 +201,15 @@ def test_hands_are_laid_out_largest_group_first_then_highest() -> None:
     setting = HouseWay.load("foxwoods").set(parse_cards("Ks 2h 7c Ac 7s 2d 7d"))
     assert format_cards(setting.high) == "7s 7d 7c Ac Ks"
     assert format_cards(setting.low) == "2h 2d"
+
+
+def test_a_shipped_way_must_carry_its_file_name(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fsm.houseway as houseway
+
+    (tmp_path / "casino-a.toml").write_text(REFERENCE_TEXT)  # still says name = "reference"
+    monkeypatch.setattr(houseway, "DATA_DIR", tmp_path)
+    assert available() == ["casino-a"]
+    with pytest.raises(HouseWayError, match=r"^casino-a\.name: 'reference' must match"):
+        HouseWay.load("casino-a")
