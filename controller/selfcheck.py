@@ -1,10 +1,11 @@
 """Power-up self-check: authentication of the controller's own software and of its storage.
 
-`software_manifest` hashes every ``.py`` file of the installed ``fsm``, ``drivers`` and
-``controller`` packages (SHA-256 each); `software_hash` condenses the manifest into one SHA-256
-that the power-up journal entry records (table-rules.md: "an authentication of its own software
-... a SHA-256 manifest"; NJ 13:69E-1.39). `check_storage` reports why the journal's storage cannot
-be trusted (SQLite integrity_check, not our journal, no free space).
+`software_manifest` hashes every ``.py`` and ``.toml`` file (code, pay tables, house ways) of the
+installed ``fsm``, ``drivers`` and ``controller`` packages (SHA-256 each); `software_hash`
+condenses the manifest into one SHA-256 that the power-up journal entry records (table-rules.md:
+"an authentication of its own software ... a SHA-256 manifest"; NJ 13:69E-1.39). `check_storage`
+reports why the journal's storage cannot be trusted (SQLite integrity_check, not our journal, no
+free space).
 
 This module only reads: it must never modify a file, never import the packages it hashes (it
 locates them), and never decide whether play goes on (the caller does, from the problems).
@@ -28,6 +29,9 @@ class SelfCheckError(Exception):
 
 
 SOFTWARE_PACKAGES: tuple[str, ...] = ("fsm", "drivers", "controller")
+# The pay tables and house ways are part of the certified software: a changed pay table must
+# change the hash as surely as changed code.
+SOFTWARE_SUFFIXES: tuple[str, ...] = (".py", ".toml")
 MIN_FREE_BYTES = 16 * 1024 * 1024
 
 
@@ -44,13 +48,15 @@ def _package_dir(name: str) -> Path:
 
 
 def software_manifest(packages: Sequence[str] = SOFTWARE_PACKAGES) -> dict[str, str]:
-    """``{"fsm/cards.py": sha256 hex, ...}``: every ``.py`` file under each package directory
+    """``{"fsm/cards.py": sha256 hex, ...}``: every ``.py`` and ``.toml`` file under each package
     (subpackages included, ``__pycache__`` excluded), keyed by its POSIX path relative to the
     directory holding the package, in sorted order."""
     manifest: dict[str, str] = {}
     for name in packages:
         root = _package_dir(name)
-        for file in root.rglob("*.py"):
+        for file in root.rglob("*"):
+            if file.suffix not in SOFTWARE_SUFFIXES:
+                continue
             if "__pycache__" in file.parts or not file.is_file():
                 continue
             key = (Path(name) / file.relative_to(root)).as_posix()
@@ -67,8 +73,8 @@ def software_hash(manifest: dict[str, str] | None = None) -> str:
     """SHA-256 hex of `manifest_text` (UTF-8) of the installed software's manifest.
 
     Reproducible with coreutils from the directory holding the packages:
-    ``find fsm drivers controller -name '*.py' -not -path '*/__pycache__/*' | LC_ALL=C sort |
-    xargs sha256sum | sha256sum``.
+    ``find fsm drivers controller \\( -name '*.py' -o -name '*.toml' \\) -not -path
+    '*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum | sha256sum``.
     """
     text = manifest_text(software_manifest() if manifest is None else manifest)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()

@@ -33,17 +33,19 @@ def fake_software(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / "pgfake_a" / "sub" / "x.py").write_text("X = 1\n")
     (root / "pgfake_a" / "__pycache__" / "rules.cpython-311.pyc").write_bytes(b"\x00\x01")
     (root / "pgfake_a" / "notes.txt").write_text("not code\n")
+    (root / "pgfake_a" / "sub" / "paytable.toml").write_text("flush = 300\n")
     (root / "pgfake_b" / "__init__.py").write_text("B = 2\n")
     monkeypatch.syspath_prepend(str(root))
     return root
 
 
-def test_manifest_lists_every_python_file_with_its_sha256(fake_software: Path) -> None:
+def test_manifest_lists_every_python_and_data_file_with_its_sha256(fake_software: Path) -> None:
     manifest = software_manifest(("pgfake_a", "pgfake_b"))
     expected_paths = [
         "pgfake_a/__init__.py",
         "pgfake_a/rules.py",
         "pgfake_a/sub/__init__.py",
+        "pgfake_a/sub/paytable.toml",
         "pgfake_a/sub/x.py",
         "pgfake_b/__init__.py",
     ]
@@ -56,7 +58,8 @@ def test_manifest_lists_every_python_file_with_its_sha256(fake_software: Path) -
 def test_software_hash_is_reproducible_with_coreutils(fake_software: Path) -> None:
     """A test lab can authenticate the installed software without our code."""
     listing = subprocess.run(
-        "find pgfake_a pgfake_b -name '*.py' -not -path '*/__pycache__/*' | LC_ALL=C sort "
+        "find pgfake_a pgfake_b \\( -name '*.py' -o -name '*.toml' \\) "
+        "-not -path '*/__pycache__/*' | LC_ALL=C sort "
         "| xargs sha256sum | sha256sum",
         shell=True,
         cwd=fake_software,
@@ -123,3 +126,10 @@ def test_storage_check_reports_a_damaged_or_foreign_file(tmp_path: Path) -> None
 def test_storage_check_reports_a_full_disk(tmp_path: Path) -> None:
     problems = check_storage(tmp_path / "journal.db", min_free_bytes=2**62)
     assert len(problems) == 1 and "bytes free, need" in problems[0]
+
+
+def test_a_changed_pay_table_changes_the_software_hash(fake_software: Path) -> None:
+    """Pay tables are certified with the code: paying less must not go unnoticed."""
+    before = software_hash(software_manifest(("pgfake_a", "pgfake_b")))
+    (fake_software / "pgfake_a" / "sub" / "paytable.toml").write_text("flush = 299\n")
+    assert software_hash(software_manifest(("pgfake_a", "pgfake_b"))) != before
