@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from drivers.serial.crc import CHECK, crc16_ccitt_false
+from drivers.serial.crc import CHECK, crc16_ccitt_false, crc16_ccitt_false_table
 from drivers.serial.frame import MAX_PAYLOAD, SOF, Frame, FrameError, FrameParser, encode_frame
 
 
@@ -18,6 +18,15 @@ def test_crc16_ccitt_false_check_value_over_123456789() -> None:
     # The catalogue check value of CRC-16/CCITT-FALSE (a.k.a. CRC-16/IBM-3740) is 0x29B1.
     assert crc16_ccitt_false(b"123456789") == 0x29B1
     assert CHECK == 0x29B1
+
+
+def test_crc16_table_definition_has_the_check_value_too() -> None:
+    assert crc16_ccitt_false_table(b"123456789") == 0x29B1
+
+
+@given(data=st.binary(max_size=300), start=st.integers(0, 0xFFFF))
+def test_fast_crc16_equals_the_bitwise_definition(data: bytes, start: int) -> None:
+    assert crc16_ccitt_false(data, start) == crc16_ccitt_false_table(data, start)
 
 
 def test_crc16_running_value_equals_one_shot() -> None:
