@@ -17,7 +17,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from test_simulate import check_journal
 
 ROUNDS = 40
