@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 import queue
-import tempfile
+import time
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -135,22 +136,23 @@ class _Garbled:
         return [(protocol.STATUS_RSP, b"\x00\x01")]
 
 
-def _run_shoe(logic: object, **cfg: float) -> tuple[queue.Queue[Event], ReferenceShoe, PtyDevice]:
-    directory = tempfile.mkdtemp(prefix="paigow-test-")
+def _run_shoe(
+    logic: object, directory: Path
+) -> tuple[queue.Queue[Event], ReferenceShoe, PtyDevice]:
     device = PtyDevice("shoe", os.path.join(directory, "paigow-shoe"), logic)  # type: ignore[arg-type]
     device.start()
     events: queue.Queue[Event] = queue.Queue()
     shoe = ReferenceShoe(
         LinkPort("shoe", fast_port(device.path), LINK),
         events.put,
-        ShoeConfig(status_timeout=1.0, dispense_timeout=cfg.get("dispense_timeout", 0.3)),
+        ShoeConfig(status_timeout=1.0, dispense_timeout=0.3),
     )
     shoe.start()
     return events, shoe, device
 
 
-def test_acknowledged_command_without_answer_is_a_response_timeout() -> None:
-    events, shoe, device = _run_shoe(_Mute())
+def test_acknowledged_command_without_answer_is_a_response_timeout(tmp_path: Path) -> None:
+    events, shoe, device = _run_shoe(_Mute(), tmp_path)
     try:
         shoe.dispense(7, 7)
         fault = wait_for(events, lambda e: e.type == "fault_raised")
@@ -161,8 +163,8 @@ def test_acknowledged_command_without_answer_is_a_response_timeout() -> None:
         device.stop()
 
 
-def test_malformed_answer_is_a_protocol_error_naming_the_message() -> None:
-    events, shoe, device = _run_shoe(_Garbled())
+def test_malformed_answer_is_a_protocol_error_naming_the_message(tmp_path: Path) -> None:
+    events, shoe, device = _run_shoe(_Garbled(), tmp_path)
     try:
         shoe.request_status()
         fault = wait_for(events, lambda e: e.type == "fault_raised")
@@ -173,9 +175,8 @@ def test_malformed_answer_is_a_protocol_error_naming_the_message() -> None:
         device.stop()
 
 
-def test_device_plugged_in_after_start_is_found_by_the_backoff_reopen() -> None:
-    directory = tempfile.mkdtemp(prefix="paigow-test-")
-    path = os.path.join(directory, "paigow-shoe")
+def test_device_plugged_in_after_start_is_found_by_the_backoff_reopen(tmp_path: Path) -> None:
+    path = str(tmp_path / "paigow-shoe")
     events: queue.Queue[Event] = queue.Queue()
     port = LinkPort("shoe", fast_port(path), LINK)
     shoe = ReferenceShoe(port, events.put)
@@ -191,4 +192,43 @@ def test_device_plugged_in_after_start_is_found_by_the_backoff_reopen() -> None:
         assert faults_seen == []  # reported once, not once per retry
     finally:
         shoe.stop()
+        device.stop()
+
+
+class _BrokenListener:
+    """An adapter with a bug: every callback raises."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def on_link_event(self, event: object, now: float) -> None:
+        self.calls += 1
+        raise RuntimeError("adapter bug")
+
+    def on_port_state(self, is_open: bool, detail: str, now: float) -> None:
+        self.calls += 1
+        raise RuntimeError("adapter bug")
+
+    def on_tick(self, now: float) -> None:
+        self.calls += 1
+        raise RuntimeError("adapter bug")
+
+
+def test_reader_thread_survives_a_listener_that_raises(tmp_path: Path) -> None:
+    device = PtyDevice("shoe", str(tmp_path / "paigow-shoe"), ShoeSim(SimDeck()))
+    device.start()
+    port = LinkPort("shoe", fast_port(device.path), LINK)
+    listener = _BrokenListener()
+    port.set_listener(listener)
+    port.start()
+    try:
+        for _ in range(2000):
+            if port.listener_errors >= 20 and port.link.counters()["frames_rx"] >= 2:
+                break
+            time.sleep(0.005)
+        assert port.listener_errors >= 20  # still ticking after many failures
+        assert port.link.counters()["frames_rx"] >= 2  # and still talking to the device
+        assert "adapter bug" in port.last_error
+    finally:
+        port.stop()
         device.stop()
