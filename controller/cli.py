@@ -18,6 +18,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "cmd_journal",
     "cmd_report",
     "cmd_simulate",
+    "cmd_run",
 )
 
 
