@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from round_support import SUP, Table, of_type, reach, rejection
 
 from fsm.round.config import ProgressiveLevel
@@ -62,7 +64,7 @@ def test_correction_cannot_make_meter_negative() -> None:
 def test_meter_correction_only_in_maintenance_with_reason_nj_1_52f() -> None:
     t = Table()
     t.open()
-    data = {
+    data: dict[str, Any] = {
         "level": "progressive",
         "meter": "display",
         "delta_cents": 500,
@@ -94,8 +96,12 @@ def test_hit_recorded_with_table_position_level_amount_time_round() -> None:
 def test_two_levels_each_pay_their_own_lines() -> None:
     t = Table(
         levels=[
-            {"name": "major", "initial_cents": 100_000, "rate_bp": 1500,
-             "lines": ["natural-royal-flush-and-pair", "five-aces-and-pair"]},
+            {
+                "name": "major",
+                "initial_cents": 100_000,
+                "rate_bp": 1500,
+                "lines": ["natural-royal-flush-and-pair", "five-aces-and-pair"],
+            },
             {"name": "minor", "initial_cents": 1_000, "rate_bp": 600},
         ]
     )

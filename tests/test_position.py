@@ -56,16 +56,21 @@ def test_stacks_go_clockwise_from_starting_position_f3iii() -> None:
 
 @pytest.mark.parametrize("bad", [2, 19, -1, True, "8"])
 def test_impossible_dice_total_is_an_error_naming_the_field(bad: object) -> None:
-    with pytest.raises(ValueError, match="^total"):
+    with pytest.raises(ValueError, match=r"^total"):
         dice_number(bad)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("cents", "odds", "win"), [
-    (100, Fraction(6), 600),
-    (100, Fraction(11, 2), 500),  # $5.50 rounded down to $5 (j)(2)(vi)
-    (300, Fraction(11, 2), 1600),
-    (199, Fraction(6), 1100),  # $11.94 -> $11
-    (0, Fraction(6), 0),
-])
-def test_side_wager_payout_rounded_down_to_dollar_j2vi(cents: int, odds: Fraction, win: int) -> None:
+@pytest.mark.parametrize(
+    ("cents", "odds", "win"),
+    [
+        (100, Fraction(6), 600),
+        (100, Fraction(11, 2), 500),  # $5.50 rounded down to $5 (j)(2)(vi)
+        (300, Fraction(11, 2), 1600),
+        (199, Fraction(6), 1100),  # $11.94 -> $11
+        (0, Fraction(6), 0),
+    ],
+)
+def test_side_wager_payout_rounded_down_to_dollar_j2vi(
+    cents: int, odds: Fraction, win: int
+) -> None:
     assert side_wager_payout_cents(cents, odds) == win

@@ -81,4 +81,3 @@ def test_every_shuffle_rule_makes_each_round_a_start_of_game() -> None:
     t.open()
     _finish_round(t)
     assert rejection(t.ev("bank_accepted", position=1)) is not None
-

@@ -27,11 +27,17 @@ def test_rate_below_21_percent_of_one_dollar_rejected_k5() -> None:
 
 def test_rate_below_27_percent_of_five_dollars_rejected_k5() -> None:
     msg = _err(
-        {"progressive_wager_cents": 500, "levels": [{"name": "p", "initial_cents": 0, "rate_bp": 2600}]}
+        {
+            "progressive_wager_cents": 500,
+            "levels": [{"name": "p", "initial_cents": 0, "rate_bp": 2600}],
+        }
     )
     assert "27%" in msg
     ok = GameConfig.from_mapping(
-        {"progressive_wager_cents": 500, "levels": [{"name": "p", "initial_cents": 0, "rate_bp": 2700}]}
+        {
+            "progressive_wager_cents": 500,
+            "levels": [{"name": "p", "initial_cents": 0, "rate_bp": 2700}],
+        }
     )
     assert ok.levels[0].rate_bp == 2700
 
@@ -54,14 +60,30 @@ def test_side_wager_needs_rng_j1() -> None:
     ("data", "key"),
     [
         ({"colour": "red"}, "game.colour"),
-        ({"levels": [{"name": "p", "initial_cents": 0, "rate_bp": 2100, "x": 1}]}, "game.levels[0].x"),
-        ({"levels": [{"name": "p", "initial_cents": -1, "rate_bp": 2100}]}, "game.levels[0].initial_cents"),
-        ({"levels": [{"name": "p", "initial_cents": 500, "rate_bp": 2100, "limit_cents": 100}]},
-         "game.levels[0].limit_cents"),
-        ({"levels": [{"name": "p", "initial_cents": 0, "rate_bp": 9000, "hidden_rate_bp": 2000}]},
-         "game.levels[0].rate_bp"),
-        ({"levels": [{"name": "p", "initial_cents": 0, "rate_bp": 2100, "lines": ["bogus"]}]},
-         "game.levels[0].lines"),
+        (
+            {"levels": [{"name": "p", "initial_cents": 0, "rate_bp": 2100, "x": 1}]},
+            "game.levels[0].x",
+        ),
+        (
+            {"levels": [{"name": "p", "initial_cents": -1, "rate_bp": 2100}]},
+            "game.levels[0].initial_cents",
+        ),
+        (
+            {"levels": [{"name": "p", "initial_cents": 500, "rate_bp": 2100, "limit_cents": 100}]},
+            "game.levels[0].limit_cents",
+        ),
+        (
+            {
+                "levels": [
+                    {"name": "p", "initial_cents": 0, "rate_bp": 9000, "hidden_rate_bp": 2000}
+                ]
+            },
+            "game.levels[0].rate_bp",
+        ),
+        (
+            {"levels": [{"name": "p", "initial_cents": 0, "rate_bp": 2100, "lines": ["bogus"]}]},
+            "game.levels[0].lines",
+        ),
         ({"start_mode": "cards"}, "game.start_mode"),
         ({"card_reading_shoe": "yes"}, "game.card_reading_shoe"),
         ({"paytable": "no-such-table"}, "game.paytable"),

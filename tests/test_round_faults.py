@@ -60,9 +60,14 @@ def test_fault_while_dealing_voids_round_and_reverses_contributions() -> None:
     eff = t.ev("fault_cleared", supervisor=SUP)
     assert t.state == "Open_Shuffling"
     assert of_type(eff, "refund") == [
-        {"type": "refund", "position": 2, "cents": 100, "reason": of_type(eff, "refund")[0]["reason"]}
+        {
+            "type": "refund",
+            "position": 2,
+            "cents": 100,
+            "reason": of_type(eff, "refund")[0]["reason"],
+        }
     ]
-    rev = [e for e in of_type(eff, "meter_movement") if e["kind"] == "reversal"][0]
+    rev = next(e for e in of_type(eff, "meter_movement") if e["kind"] == "reversal")
     assert rev["display_cents"] == -21 and rev["reserve_cents"] == -5
     m = t.m.meters()["progressive"]
     assert m["display_cents"] == m_before["display_cents"]

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from round_support import SUP, Table, config, of_type, rejection
 
 from fsm.events import Event
 from fsm.round.machine import EVENT_FIELDS, RoundMachine
 from fsm.round.states import LEAF_STATES, MACHINE
-from round_support import SUP, Table, config, of_type, rejection
 
 # --- table open / shuffle ------------------------------------------------------------------
 
@@ -293,7 +293,9 @@ def test_fixed_win_not_deducted_is_paid_from_chip_tray_k5() -> None:
         (100, "natural-royal-flush", True),  # a share of the meter
     ],
 )
-def test_which_payouts_are_deducted_from_the_meter_k5(wager: int, line: str, deducted: bool) -> None:
+def test_which_payouts_are_deducted_from_the_meter_k5(
+    wager: int, line: str, deducted: bool
+) -> None:
     rate = 2100 if wager == 100 else 2700
     t = Table(
         progressive_wager_cents=wager,
@@ -341,7 +343,9 @@ def test_meter_share_paid_at_meter_value_at_payment_time_k6() -> None:
     meter = t.m.meters()["p"]["display_cents"]
     assert meter == 500_042
     # deterministic order of simultaneous hits: area 5 got its stack before area 1
-    assert "validate position 5 first" in (rejection(t.ev("hit_validated", position=1, supervisor=SUP)) or "")
+    assert "validate position 5 first" in (
+        rejection(t.ev("hit_validated", position=1, supervisor=SUP)) or ""
+    )
     first = of_type(t.ev("hit_validated", position=5, supervisor=SUP), "pay")[0]["cents"]
     second = of_type(t.ev("hit_validated", position=1, supervisor=SUP), "pay")[0]["cents"]
     assert first == meter // 10
@@ -366,7 +370,7 @@ def test_reset_after_hit_is_funded_by_reserve_then_house() -> None:
     t.outcomes({1: "natural-royal-flush-and-pair"})  # 100% of the meter
     eff = t.ev("hit_validated", position=1, supervisor=SUP)
     assert of_type(eff, "pay")[0]["cents"] == 10_021
-    reset = [e for e in of_type(eff, "meter_movement") if e["kind"] == "reset"][0]
+    reset = next(e for e in of_type(eff, "meter_movement") if e["kind"] == "reset")
     assert reset["reserve_cents"] == -5 and reset["house_cents"] == 4995
     m = t.m.meters()["p"]
     assert m["display_cents"] == 5_000 and m["reserve_cents"] == 0

@@ -34,7 +34,11 @@ def test_level_added_gets_meters_and_levels_cannot_be_removed() -> None:
     t.ev("config_changed", supervisor=SUP, changes={"levels": new_levels})
     assert t.m.meters()["bonus"]["display_cents"] == 500
     reason = rejection(
-        t.ev("config_changed", supervisor=SUP, changes={"levels": [new_levels[1] | {"lines": [], "rate_bp": 2200}]})
+        t.ev(
+            "config_changed",
+            supervisor=SUP,
+            changes={"levels": [new_levels[1] | {"lines": [], "rate_bp": 2200}]},
+        )
     )
     assert reason is not None and "removed" in reason
 
