@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from round_support import SUP, Table, config, of_type, rejection
+from round_support import SUP, Table, config, of_type, reach, rejection
 
 from fsm.events import Event
 from fsm.round.machine import EVENT_FIELDS, RoundMachine
@@ -463,3 +463,45 @@ def test_machine_is_built_once_and_models_are_not_registered() -> None:
     assert MACHINE.models == []  # nothing accumulates per RoundMachine
     assert set(MACHINE.states) == {"Closed", "Open", "Fault", "Maintenance"}
     assert len(LEAF_STATES) == 14
+
+
+# --- inputs of the table's devices -------------------------------------------------------------
+
+
+def test_panel_next_is_the_step_the_dealer_owes() -> None:
+    t = Table()
+    t.open()
+    t.ev("chip_detected", position=1)
+    t.ev("lockout_pressed")
+    t.ev("panel_next")  # = chips_confirmed
+    assert t.state == "Open_StartingPosition_Rng"
+    assert rejection(t.ev("panel_next")) is not None  # the RNG answers here, not the dealer
+    t.ev("rng_drawn", value=2)
+    t.ev("dealt", remaining=4)
+    t.ev("panel_next")  # = play_complete
+    assert t.state == "Open_Settlement"
+
+
+def test_lid_lifted_before_three_shakes_requires_reshake_h8i() -> None:
+    t = Table(start_mode="dice")
+    t.open()
+    t.lock(1)
+    t.ev("shake_detected", count=1)
+    t.ev("shake_detected", count=2)
+    eff = t.ev("shaker_lid", lifted=True)
+    assert of_type(eff, "alert")[0]["code"] == "RESHAKE_REQUIRED"
+    for n in range(3):
+        t.ev("shake_detected", count=n + 1)
+    assert t.ev("shaker_lid", lifted=True) == []  # the dealer lifts it to read the dice
+    t.ev("dice_position_entered", total=12)
+    assert t.state == "Open_Dealing"
+
+
+@pytest.mark.parametrize("state", ["Closed", "Open_Play", "Fault", "Maintenance"])
+def test_power_up_and_informational_inputs_change_nothing(state: str) -> None:
+    t = reach(state)
+    snap = t.m.snapshot()
+    assert t.ev("power_up", software_hash="ab", storage={"ok": True}, restored_seq=9) == []
+    assert t.ev("supervisor_key", on=True) == []
+    assert t.ev("device_recovered", device="shoe", code="LINK_LOST") == []
+    assert t.m.snapshot() == snap

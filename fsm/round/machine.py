@@ -94,6 +94,11 @@ EVENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "light_test": ((), ()),
     "display_test": ((), ()),
     "deadline": ((), ()),
+    "panel_next": ((), ()),
+    "shaker_lid": (("lifted",), ()),
+    "power_up": ((), ("software_hash", "storage", "restored_seq")),
+    "supervisor_key": (("on",), ()),
+    "device_recovered": (("device",), ("code",)),
 }
 
 EFFECT_TYPES: dict[str, str] = {
@@ -1285,7 +1290,51 @@ def _p_deadline(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     return S.FAULT, lambda: m._enter_fault(code, device, f"{device} did not answer in time", here)
 
 
+def _p_panel_next(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    """The dealer panel's NEXT button: the step the state waits on from the dealer."""
+    state = m.state
+    if state == S.LOCKED_OUT:
+        return _p_chips_confirmed(m, d)
+    if state == S.SIDE_WAGERS:
+        return _p_side_wagers_settled(m, d)
+    if state == S.DEALING:
+        return _p_three_card_settled(m, d)
+    return _p_play_complete(m, d)
+
+
+def _p_shaker_lid(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    lifted = _field(d, "lifted")
+    if not isinstance(lifted, bool):
+        raise _Reject("lifted: must be true or false")
+    if m.state != S.DICE or not lifted or m._r.shakes >= 3:
+        return S.INTERNAL, lambda: None
+
+    def reshake() -> None:
+        shakes = m._r.shakes
+        m._r.shakes = 0
+        m._emit(
+            {
+                "type": "alert",
+                "to": "dealer",
+                "code": "RESHAKE_REQUIRED",
+                "detail": f"lid lifted after {shakes} shake(s): cover and shake at least three "
+                "times (NY 5324.41(h)(8)(i))",
+            }
+        )
+
+    return S.INTERNAL, reshake
+
+
+def _p_informational(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    return S.INTERNAL, lambda: None
+
+
 _PLANNERS: dict[str, Callable[[RoundMachine, Mapping[str, JSON]], Plan]] = {
+    "panel_next": _p_panel_next,
+    "shaker_lid": _p_shaker_lid,
+    "power_up": _p_informational,
+    "supervisor_key": _p_informational,
+    "device_recovered": _p_informational,
     "table_opened": _p_table_opened,
     "table_closed": _p_table_closed,
     "maintenance_entered": _p_maintenance_entered,

@@ -118,7 +118,21 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     ],
     "fault_cleared": [(FAULT, tuple(s for s in LEAF_STATES if s != FAULT))],
     "deadline": [(SHUFFLING, (FAULT,)), (RNG, (FAULT,)), (DEALING, (FAULT,))],
+    # the dealer panel's NEXT: chips_confirmed / side_wagers_settled / three_card_settled /
+    # play_complete, by state
+    "panel_next": [
+        (LOCKED_OUT, (RNG, DICE)),
+        (SIDE_WAGERS, (DEALING,)),
+        (DEALING, (INTERNAL,)),
+        (PLAY, (SETTLEMENT, JACKPOT_PENDING, ROUND_COMPLETE)),
+    ],
+    # the shaker's lid sensor: in Dice, a lift before three shakes requires a re-shake
+    "shaker_lid": [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)],
 }
+# Informational inputs, journaled and accepted in every state, changing nothing.
+INFORMATIONAL = ("power_up", "supervisor_key", "device_recovered")
+for _name in INFORMATIONAL:
+    TRANSITIONS[_name] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]
 
 
 class Model:
