@@ -126,8 +126,9 @@ class _Signals:
             signal.signal(sig, handler)
 
 
-def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[Any]]:
-    """The owner (not started) and the serial adapters to start, wired as DESIGN.md says."""
+def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[Any], Any]:
+    """The owner (not started), the serial adapters to start and the GPIO table, wired as
+    DESIGN.md says."""
     from controller.devices import InputPort, TableDevices
     from controller.owner import Owner
     from drivers.gpio.factory import make_pin_factory
@@ -154,7 +155,7 @@ def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[
 
     owner = Owner(config.journal_path, make_machine, devices, table_id=config.table.id)
     owner_box.append(owner)
-    return owner, [shoe, shuffler]
+    return owner, [shoe, shuffler], gpio
 
 
 def _log_notice(effect: Any) -> None:
@@ -187,7 +188,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     signals.install()
     try:
         try:
-            owner, serial_devices = build_service(config, args.pin_factory)
+            owner, serial_devices, gpio = build_service(config, args.pin_factory)
         except Exception as exc:  # PinFactoryError, a port or pin that cannot be claimed
             print(f"run: cannot start: {type(exc).__name__}: {exc}", file=sys.stderr)
             return EXIT_UNAVAILABLE
@@ -200,6 +201,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             return EXIT_UNAVAILABLE
         for device in serial_devices:
             device.start()
+        for event in gpio.held_switch_events():  # a key already on at power-up posts no edge
+            owner.post(event)
         print(
             f"table {config.table.id}: running, journal {config.journal_path} "
             f"(entries {owner.public.seq}, state {owner.public.state})",
