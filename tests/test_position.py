@@ -74,3 +74,14 @@ def test_side_wager_payout_rounded_down_to_dollar_j2vi(
     cents: int, odds: Fraction, win: int
 ) -> None:
     assert side_wager_payout_cents(cents, odds) == win
+
+
+@pytest.mark.parametrize(
+    ("table", "odds"), [("side-1-7-5.5", Fraction(11, 2)), ("side-1-7-6", Fraction(6))]
+)
+def test_side_wager_payout_agrees_with_shipped_pay_tables_j2vi(table: str, odds: Fraction) -> None:
+    from fsm.paytables import load_builtin, side_wager_payout
+
+    pt = load_builtin(table)
+    for cents in (100, 175, 300, 500, 2500, 9999):
+        assert side_wager_payout_cents(cents, odds) == side_wager_payout(pt, cents)
