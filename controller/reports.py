@@ -380,6 +380,9 @@ class _Wagers:
         self.areas: set[int] = set()
 
     def see(self, entry: Entry, effects: list[dict[str, JSON]]) -> None:
+        if any(e.get("type") == "round_voided" for e in effects):
+            self.areas = set()  # a void before the lock-out: those wagers never contributed
+            return
         if _rejected(effects, entry.type):
             return
         if entry.type == "chip_detected":
@@ -395,6 +398,57 @@ class _Wagers:
         n = len(self.areas)
         self.areas = set()
         return n
+
+
+class _WagerAmount:
+    """The progressive wager amount in force at each contribution. The journal records it in the
+    stored state (the latest value) and in each ``config_changed`` effect (old and new value), so
+    contributions made before the first change are priced once that change (its "old" value) or
+    the end of the journal (the stored value) is reached."""
+
+    def __init__(self, latest: int) -> None:
+        self.latest = latest
+        self.current: int | None = None  # None: the journal's first value, not yet known
+        self.unpriced = 0  # wagers counted while current is None
+        self.unpriced_levels: dict[int, int] = {}  # id(LevelFlow) -> wagers
+        self.priced_cents = 0
+        self._flows: dict[int, LevelFlow] = {}
+
+    def count(self, n: int) -> None:
+        if self.current is None:
+            self.unpriced += n
+        else:
+            self.priced_cents += n * self.current
+
+    def count_level(self, flow: LevelFlow, n: int) -> None:
+        if self.current is None:
+            self._flows[id(flow)] = flow
+            self.unpriced_levels[id(flow)] = self.unpriced_levels.get(id(flow), 0) + n
+        else:
+            flow.wagered_cents += n * self.current
+
+    def see_changes(self, effects: list[dict[str, JSON]]) -> None:
+        for e in effects:
+            if e.get("type") != "config_changed" or not isinstance(e.get("changes"), list):
+                continue
+            for change in e["changes"]:
+                if isinstance(change, dict) and change.get("key") == "progressive_wager_cents":
+                    if self.current is None:
+                        self._price(_int(change.get("old")))
+                    self.current = _int(change.get("new"))
+
+    def _price(self, value: int) -> None:
+        self.priced_cents += self.unpriced * value
+        self.unpriced = 0
+        for key, n in self.unpriced_levels.items():
+            self._flows[key].wagered_cents += n * value
+        self.unpriced_levels = {}
+
+    def settle(self) -> int:
+        """Price what is left with the stored (latest) value; the table's wagered cents."""
+        if self.current is None:
+            self._price(self.latest)
+        return self.priced_cents
 
 
 def _recorded_wager_cents(reader: JournalReader) -> int:
@@ -420,7 +474,7 @@ def shift_report(
     start_meter = dict(initial_meters(reader))
     flows: dict[str, LevelFlow] = {name: LevelFlow() for name in start_meter}
     running = dict(start_meter)
-    wager_cents = _recorded_wager_cents(reader)
+    wager = _WagerAmount(_recorded_wager_cents(reader))
     wagers = _Wagers()
     table_wagers = 0
     rounds_done = voids = faults = 0
@@ -446,11 +500,13 @@ def shift_report(
             wagers.areas = set()
             if inside:
                 table_wagers += count
+                wager.count(count)
                 for m in movements:
                     if m.get("kind") == "contribution":
                         f = flows.setdefault(str(m.get("level")), LevelFlow())
                         f.wagers += count
-                        f.wagered_cents += count * wager_cents
+                        wager.count_level(f, count)
+        wager.see_changes(effects)
         for e in effects:
             kind = e.get("type")
             if kind == "meter_movement":
@@ -504,7 +560,7 @@ def shift_report(
         )
     }
     total["wagers"] = table_wagers
-    total["wagered_cents"] = table_wagers * wager_cents
+    total["wagered_cents"] = wager.settle()
     return {
         "table": reader.meta().get("table_id", ""),
         "from": start,

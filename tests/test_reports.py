@@ -293,3 +293,55 @@ def test_reader_refuses_missing_and_foreign_files_without_creating(tmp_path: Pat
     with pytest.raises(ReportError, match=r"garbage\.db"):
         JournalReader(garbage)
     assert garbage.read_bytes() == b"not a database at all" * 100
+
+
+def test_wagers_are_priced_at_the_amount_in_force_when_made_k1(tmp_path: Path) -> None:
+    """NY 5324.41(k)(1),(k)(5): a table changed in maintenance from $1 to $5 wagers (rate raised
+    to the 27% a $5 wager needs): earlier wagers count $1 and 26 cents, later ones $5 and 160."""
+    path = tmp_path / "j.db"
+    d = TableDriver(path)
+    d.open_table()
+    d.play_round([1, 2], {})
+    d.close_table()
+    d.send("maintenance_entered", supervisor="ana")
+    effects = d.send(
+        "config_changed",
+        supervisor="ana",
+        changes={"progressive_wager_cents": 500, "levels[0].rate_bp": 2700},
+    )
+    assert [e["type"] for e in effects] == ["config_changed"]
+    d.send("maintenance_exited", supervisor="ana")
+    d.open_table()
+    d.play_round([3], {})
+    d.close()
+    with JournalReader(path) as r:
+        report = shift_report(r)
+    p = report["progressive"]
+    assert report["problems"] == []
+    assert p["wagers"] == 3
+    assert p["wagered_cents"] == 2 * 100 + 1 * 500
+    assert p["contributed_cents"] == 2 * (2100 + 500) * 100 // 10_000 + (2700 + 500) * 500 // 10_000
+    (level,) = report["levels"]
+    assert level["wagered_cents"] == 700
+
+
+def test_chips_of_a_round_voided_before_the_lockout_never_count(tmp_path: Path) -> None:
+    """Chips lit in Betting, then a fault cleared with a void: refunded, never contributed; the
+    next round's single wager is the only one counted."""
+    path = tmp_path / "j.db"
+    d = TableDriver(path)
+    d.open_table()
+    d.send("chip_detected", position=1)
+    d.send("chip_detected", position=2)
+    d.send("fault_raised", code="LINK_TIMEOUT", device="shoe", detail="silent")
+    d.send("fault_cleared", supervisor="ana", void=True)
+    d.after_round()
+    d.play_round([3], {})
+    d.close()
+    with JournalReader(path) as r:
+        report = shift_report(r)
+        rounds = rounds_report(r)
+    assert report["progressive"]["wagers"] == 1
+    assert report["voided_rounds"] == 1
+    voided = [x for x in rounds if x["void"]]
+    assert [(f["position"], f["cents"]) for f in voided[0]["refunds"]] == [(1, 100), (2, 100)]
