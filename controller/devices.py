@@ -197,13 +197,48 @@ def translate_input(event: Event) -> Event | None:
     return event
 
 
-class InputPort:
-    """The ``post`` callable drivers are built with: translates, then posts to the owner.
-    A post that fails (bad data) is logged with the driver's event, never raised into the
-    driver's thread."""
+#: Line-noise counters of ``drivers.serial.port.LinkPort.status()`` (bytes / frames).
+NOISE_COUNTERS = ("garbage_bytes", "crc_errors", "header_errors")
 
-    def __init__(self, post: Callable[[Event], None]) -> None:
+
+class NoiseMonitor:
+    """Raises ``LINE_NOISE`` when a serial line carried garbage or damaged frames since the
+    device's previous answer. The link layer recovers from noise by itself (resynchronising,
+    NAK and retransmission), so no command is lost; but a noisy line is a cable or adapter
+    problem a supervisor must see, so it becomes a journaled fault after the answer it came with.
+    """
+
+    def __init__(self, status: Mapping[str, Callable[[], Mapping[str, object]]]) -> None:
+        self._status = dict(status)
+        self._seen = {device: self._total(device) for device in self._status}
+
+    def _total(self, device: str) -> int:
+        counters = self._status[device]()
+        return sum(
+            int(v) for k, v in counters.items() if k in NOISE_COUNTERS and isinstance(v, int)
+        )
+
+    def check(self, device: str) -> Event | None:
+        """The fault event for ``device``'s line, or None when it stayed clean."""
+        if device not in self._status:
+            return None
+        total = self._total(device)
+        new = total - self._seen[device]
+        self._seen[device] = total
+        if new <= 0:
+            return None
+        detail = f"{new} bytes of garbage or damaged frames on the {device}'s serial line"
+        return Event("fault_raised", {"code": "LINE_NOISE", "device": device, "detail": detail})
+
+
+class InputPort:
+    """The ``post`` callable drivers are built with: translates, then posts to the owner (and,
+    after a device's answer, the `NoiseMonitor`'s fault if its line was noisy). A post that
+    fails (bad data) is logged with the driver's event, never raised into the driver's thread."""
+
+    def __init__(self, post: Callable[[Event], None], noise: NoiseMonitor | None = None) -> None:
         self._post = post
+        self._noise = noise
 
     def __call__(self, event: Event) -> None:
         translated = translate_input(event)
@@ -211,5 +246,14 @@ class InputPort:
             return
         try:
             self._post(translated)
+            device = event.data.get("device")
+            if self._noise is not None and event.type in ANSWERS and isinstance(device, str):
+                fault = self._noise.check(device)
+                if fault is not None:
+                    self._post(fault)
         except ValueError:
             log.exception("input %s refused", event.type)
+
+
+#: Device answers after which the line's noise counters are checked.
+ANSWERS = frozenset({"shuffle_completed", "cards_dispensed", "fault_raised"})

@@ -15,19 +15,27 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
 from controller.config import SIMULATED_TABLE, TableConfig, load_config
-from controller.devices import InputPort, TableDevices
+from controller.devices import InputPort, NoiseMonitor, TableDevices
 from controller.owner import Owner, PublicSnapshot, utc_now_ms
 from controller.rng import SeededDraw
 from controller.sim_actors import WAITING_STATES, Director
 from controller.sim_faults import FaultPlan, parse_faults
-from controller.sim_table import MockPins, SimDeck, SimShoe, SimShuffler
+from controller.sim_table import (
+    MockPins,
+    PersistentDeck,
+    PtyFaults,
+    SimDeck,
+    SimShoe,
+    SimShuffler,
+)
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.table import build_gpio_table
@@ -51,6 +59,50 @@ class Service:
     pins: MockPins
     director: Director
     plan: FaultPlan
+    faults: PtyFaults | None = None
+    sim: Any = None
+
+    def close(self) -> None:
+        """Stop the pty simulators (after the owner stopped and closed the adapters)."""
+        if self.sim is not None:
+            self.sim.stop()
+            self.sim = None
+
+
+def seed_int(seed: int | str) -> int:
+    """The simulators take an int seed; a text seed is hashed (stable across runs)."""
+    if isinstance(seed, int):
+        return seed
+    text = str(seed).strip()
+    return int(text) if text.lstrip("-").isdigit() else zlib.crc32(text.encode("utf-8"))
+
+
+def _pty_devices(
+    config: TableConfig, seed: int, port: Callable[[Any], None], deck_path: Path
+) -> tuple[Any, Any, Any, dict[str, Callable[[], Mapping[str, object]]]]:
+    """Start the shoe and shuffler simulators on ptys and the real adapters on them."""
+    from drivers.serial.port import LinkPort
+    from drivers.serial.shoe import ReferenceShoe
+    from drivers.serial.shuffler import ReferenceShuffler
+    from drivers.sim.bench import SimulatedDevices
+
+    sim = SimulatedDevices(card_reading=config.game.card_reading_shoe)
+    sim.deck = PersistentDeck(deck_path)  # the cards stay in the shoe across a restart
+    sim.shoe_logic.deck = sim.deck
+    shoe_path, shuffler_path = sim.start(seed=seed)
+    shoe_cfg = config.serial["shoe"].driver
+    shoe_cfg = replace(shoe_cfg, port=replace(shoe_cfg.port, path=shoe_path))
+    shuffler_cfg = config.serial["shuffler"].driver
+    shuffler_cfg = replace(shuffler_cfg, port=replace(shuffler_cfg.port, path=shuffler_path))
+    shoe_port = LinkPort("shoe", shoe_cfg.port, shoe_cfg.link)
+    shuffler_port = LinkPort("shuffler", shuffler_cfg.port, shuffler_cfg.link)
+    shoe = ReferenceShoe(shoe_port, port, shoe_cfg)
+    shuffler = ReferenceShuffler(shuffler_port, port, shuffler_cfg)
+    status: dict[str, Callable[[], Mapping[str, object]]] = {
+        "shoe": shoe_port.status,
+        "shuffler": shuffler_port.status,
+    }
+    return sim, shoe, shuffler, status
 
 
 def build_service(
@@ -59,26 +111,55 @@ def build_service(
     seed: int | str,
     fault_spec: str | None = None,
     *,
+    devices: str = "pty",
     now_ms: Callable[[], int] = utc_now_ms,
 ) -> Service:
-    """Wire a simulated table around a new owner (not started)."""
+    """Wire a simulated table around a new owner (not started). ``devices``: "pty" (the shoe
+    and shuffler simulators on pseudo-terminals behind the real serial adapters, issue 4) or
+    "inprocess" (`SimShoe` / `SimShuffler`, no serial stack)."""
     plan = FaultPlan(parse_faults(fault_spec))
     owner_box: list[Owner] = []
 
     def post(event: Any) -> None:
         owner_box[0].post(event)
 
-    port = InputPort(post)
-
     def round_of() -> int:
         return owner_box[0].public.round_id
 
     factory = make_pin_factory("mock")
-    gpio = build_gpio_table(config.pins, factory, port, debounce=NO_BOUNCE)
-    deck = SimDeck(seed)
-    shuffler = SimShuffler(port, deck, plan, round_of)
-    shoe = SimShoe(port, deck, plan, round_of, card_reading=config.game.card_reading_shoe)
-    devices = TableDevices(gpio, shuffler, shoe)
+    sim: Any = None
+    faults: PtyFaults | None = None
+    shoe: Any
+    shuffler: Any
+    if devices == "pty":
+        noise_status: dict[str, Callable[[], Mapping[str, object]]] = {}
+        monitor: list[NoiseMonitor] = []
+
+        def pty_post(event: Any) -> None:
+            ports[0](event)
+
+        deck_path = db.with_name(db.name + ".sim-shoe.json")
+        sim, shoe, shuffler, noise_status = _pty_devices(
+            config, seed_int(seed), pty_post, deck_path
+        )
+        monitor.append(NoiseMonitor(noise_status))
+        ports = [InputPort(post, monitor[0])]
+        port = ports[0]
+        faults = PtyFaults(sim, plan)
+    elif devices == "inprocess":
+        port = InputPort(post)
+        deck = SimDeck(seed)
+        shuffler = SimShuffler(port, deck, plan, round_of)
+        shoe = SimShoe(port, deck, plan, round_of, card_reading=config.game.card_reading_shoe)
+    else:
+        raise ValueError(f"devices: expected 'pty' or 'inprocess', got {devices!r}")
+    try:
+        gpio = build_gpio_table(config.pins, factory, port, debounce=NO_BOUNCE)
+    except BaseException:
+        if sim is not None:
+            sim.stop()
+        raise
+    table = TableDevices(gpio, shuffler, shoe)
     game = config.game
 
     def make_machine(snapshot: Any) -> RoundMachine:
@@ -87,14 +168,18 @@ def build_service(
     owner = Owner(
         db,
         make_machine,
-        devices,
+        table,
         now_ms=now_ms,
         draw=SeededDraw(seed),
         table_id=config.table.id,
     )
     owner_box.append(owner)
-    director = Director(port, MockPins(factory, config.pins), seed, game.table.line_names)
-    return Service(config, owner, devices, MockPins(factory, config.pins), director, plan)
+    pins = MockPins(factory, config.pins)
+    director = Director(port, pins, seed, game.table.line_names)
+    if devices == "pty":
+        shoe.start()
+        shuffler.start()
+    return Service(config, owner, table, pins, director, plan, faults, sim)
 
 
 class _Stop:
@@ -162,6 +247,10 @@ def play(
         if out and status_lines and snap.rounds_completed != last_rounds:
             print(_status_line(snap), file=out, flush=True)
         last_rounds = snap.rounds_completed
+        if service.faults is not None:
+            service.faults.arm(snap.state, snap.round_id)
+            if snap.state == "Fault":
+                service.faults.repair()
         acted = director.act(snap)
         if acted is not None:
             _settle(owner, snap.seq)
@@ -224,6 +313,7 @@ def run_headless(
         return code
     finally:
         service.owner.stop()
+        service.close()
         stopper.restore()
 
 
@@ -253,4 +343,5 @@ def run_service(
         return play(service, None, stopper.event, out, status_lines=True)
     finally:
         service.owner.stop()
+        service.close()
         stopper.restore()
