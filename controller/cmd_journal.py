@@ -48,9 +48,13 @@ def _missing(path: Path) -> str | None:
 
 
 def recorded_game_config(path: Path) -> dict[str, JSON] | None:
-    """The game configuration the journal records for its start, read-only: the ``config`` of the
-    first entry that carries one (``power_up`` or ``service_started``), else the stored snapshot's
-    ``config``. None when the journal records none."""
+    """The game configuration the journal began with, read-only.
+
+    The ``config`` of the first entry that carries one (e.g. ``power_up``) when there is one;
+    otherwise the stored snapshot's ``config`` (the latest) with every accepted ``config_changed``
+    undone, newest first, from the old values its effect records. None when the journal records
+    no configuration (an empty journal).
+    """
     try:
         conn = connect_read_only(path)
     except Exception:
@@ -59,21 +63,43 @@ def recorded_game_config(path: Path) -> dict[str, JSON] | None:
         if schema_problems(conn):
             return None
         for (data,) in conn.execute(
-            "SELECT data FROM journal WHERE data LIKE '%\"config\":%' ORDER BY seq LIMIT 1"
+            "SELECT data FROM journal WHERE data LIKE '%\"config\":{%' ORDER BY seq LIMIT 1"
         ):
             obj = decode_object(data, "entry")
             if isinstance(obj.get("config"), dict):
                 return dict(obj["config"])
         row = conn.execute("SELECT snapshot FROM state WHERE id = 1").fetchone()
-        if row is not None:
-            snap = decode_object(row[0], "state")
-            if isinstance(snap.get("config"), dict):
-                return dict(snap["config"])
+        if row is None:
+            return None
+        snap = decode_object(row[0], "state")
+        latest = snap.get("config")
+        if not isinstance(latest, dict):
+            return None
+        undo: list[dict[str, JSON]] = []
+        for (data,) in conn.execute(
+            "SELECT data FROM journal WHERE type = 'config_changed' ORDER BY seq DESC"
+        ):
+            for effect in decode_object(data, "entry").get("effects", []):
+                if isinstance(effect, dict) and effect.get("type") == "config_changed":
+                    changes = effect.get("changes", [])
+                    undo.append({str(c["key"]): c["old"] for c in changes if isinstance(c, dict)})
+        return _undo_changes(dict(latest), undo)
     except Exception:
         return None
     finally:
         conn.close()
-    return None
+
+
+def _undo_changes(latest: dict[str, JSON], undo: list[dict[str, JSON]]) -> dict[str, JSON]:
+    """Apply each mapping of old values (newest change first) to go back to the first config."""
+    if not undo:
+        return latest
+    from fsm.round.config import GameConfig, with_changes
+
+    config = GameConfig.from_mapping(latest, "snapshot.config")
+    for old_values in undo:
+        config = with_changes(config, old_values)
+    return dict(config.to_mapping())
 
 
 def make_replay(path: Path, config_path: str | None) -> tuple[Replay | None, str | None]:

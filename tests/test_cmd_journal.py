@@ -182,3 +182,29 @@ def test_export_refuses_an_unknown_format(db: Path) -> None:
     done = tablectl("journal", "export", "--db", str(db), "--format", "xml")
     assert done.returncode == 2
     assert "invalid choice" in done.stderr
+
+
+def test_verify_replays_from_the_configuration_the_journal_began_with(tmp_path: Path) -> None:
+    """A table changed in maintenance from $1 to $5 wagers: the replay must start from the $1
+    configuration (recovered by undoing the journaled config_changed), or the contributions of
+    the first round would not match the stored meters."""
+    from report_journals import TableDriver
+
+    path = tmp_path / "j.db"
+    d = TableDriver(path)
+    d.open_table()
+    d.play_round([1, 2], {})
+    d.close_table()
+    d.send("maintenance_entered", supervisor="ana")
+    d.send(
+        "config_changed",
+        supervisor="ana",
+        changes={"progressive_wager_cents": 500, "levels[0].rate_bp": 2700},
+    )
+    d.send("maintenance_exited", supervisor="ana")
+    d.open_table()
+    d.play_round([3], {})
+    d.close()
+    done = tablectl("journal", "verify", "--db", str(path), "--json")
+    assert json.loads(done.stdout)["problems"] == []
+    assert done.returncode == 0
