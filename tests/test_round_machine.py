@@ -51,7 +51,8 @@ def test_chip_lights_its_position_and_a_second_chip_there_is_rejected_d4() -> No
     t = Table()
     t.open()
     eff = t.ev("chip_detected", position=3)
-    assert eff == [{"type": "lights", "states": ["off", "off", "lit", "off", "off", "off"]}]
+    lights = ["attract", "attract", "lit", "attract", "attract", "attract"]
+    assert eff == [{"type": "lights", "states": lights}]
     assert "already lit" in (rejection(t.ev("chip_detected", position=3)) or "")
 
 
@@ -443,7 +444,7 @@ def test_restore_reapplies_outputs_of_committed_state() -> None:
     assert m2.state == "Open_StartingPosition_Rng"
     out = m2.outputs()
     assert {"type": "draw_rng"} in out  # the draw was never journaled: ask again
-    assert {"type": "lights", "states": ["off", "off", "lit", "lit", "off", "off"]} in out
+    assert {"type": "lights", "states": ["off", "off", "locked", "locked", "off", "off"]} in out
     assert m2.snapshot() == t.m.snapshot()
 
 

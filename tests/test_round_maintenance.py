@@ -45,8 +45,10 @@ def test_level_added_gets_meters_and_levels_cannot_be_removed() -> None:
 
 def test_light_and_display_tests_only_in_maintenance() -> None:
     t = reach("Maintenance")
-    assert t.ev("light_test") == [{"type": "lights", "states": ["lit"] * 6}]
-    assert t.ev("display_test") == [{"type": "display", "glyph": "8"}]
+    lights = [e["states"][0] for e in t.ev("light_test")]
+    assert lights == ["lit", "blink", "attract", "off"]
+    glyphs = [e["glyph"] for e in t.ev("display_test")]
+    assert glyphs[:7] == ["1", "2", "3", "4", "5", "6", "7"] and glyphs[-1] == " "
     eff = t.ev("maintenance_exited", supervisor=SUP)
     assert t.state == "Closed" and {"type": "lights", "states": ["off"] * 6} in eff
     assert rejection(Table().ev("light_test")) is not None

@@ -103,8 +103,9 @@ EVENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 EFFECT_TYPES: dict[str, str] = {
     "rejected": '{"event": str, "reason": str} the event was refused; nothing changed',
-    "lights": '{"states": [6 x "off"|"lit"|"attract"|"blink"]} acceptor lights of areas 1..6',
-    "display": '{"glyph": str} the 1-7 digit: "1".."7", " " blank, "-", "F", "P", "8"',
+    "lights": '{"states": [6 x "off"|"attract"|"lit"|"locked"|"blink"]} acceptor lights 1..6',
+    "display": '{"glyph": str} "1".."7", " " blank, "-" idle, "L" locked out, "F" fault, '
+    '"P" jackpot pending',
     "acceptors": '{"armed": bool} the acceptors take progressive wagers or not',
     "shuffle": "{} command the shuffler",
     "draw_rng": "{} the owner draws 1..7 with the OS CSPRNG and posts rng_drawn",
@@ -436,9 +437,9 @@ class RoundMachine:
         state = self.state
         if state in (S.CLOSED, S.MAINTENANCE, S.FAULT, S.SHUFFLING):
             return ["off"] * AREAS
-        if state == S.BETTING and not self._r.wagers:
-            return ["attract"] * AREAS
-        lights = ["lit" if a in self._r.wagers else "off" for a in range(1, AREAS + 1)]
+        if state == S.BETTING:  # NY (d)(4): the player checks the light of the wager
+            return ["lit" if a in self._r.wagers else "attract" for a in range(1, AREAS + 1)]
+        lights = ["locked" if a in self._r.wagers else "off" for a in range(1, AREAS + 1)]
         if state == S.JACKPOT_PENDING:
             for p in self._r.pending:
                 lights[p["position"] - 1] = "blink"
@@ -452,10 +453,10 @@ class RoundMachine:
             return " "
         if state == S.JACKPOT_PENDING:
             return "P"
-        if state in (S.SHUFFLING, S.BETTING, S.LOCKED_OUT):
+        if state in (S.SHUFFLING, S.BETTING):
             return "-"
         n = self._r.start_number
-        return "-" if n is None else str(n)
+        return "L" if n is None else str(n)
 
     def _output_state(self) -> tuple[Effect, Effect, Effect]:
         return (
@@ -750,12 +751,28 @@ def _p_meter_corrected(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     return S.INTERNAL, act
 
 
+LIGHT_TEST = ("lit", "blink", "attract", "off")
+DISPLAY_TEST = ("1", "2", "3", "4", "5", "6", "7", "-", "L", "F", "P", " ")
+
+
 def _p_light_test(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    return S.INTERNAL, lambda: m._emit({"type": "lights", "states": ["lit"] * AREAS})
+    """Every acceptor light through each of its states, ending off (Maintenance)."""
+
+    def act() -> None:
+        for state in LIGHT_TEST:
+            m._emit({"type": "lights", "states": [state] * AREAS})
+
+    return S.INTERNAL, act
 
 
 def _p_display_test(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    return S.INTERNAL, lambda: m._emit({"type": "display", "glyph": "8"})
+    """The number display through every glyph it can show, ending blank (Maintenance)."""
+
+    def act() -> None:
+        for glyph in DISPLAY_TEST:
+            m._emit({"type": "display", "glyph": glyph})
+
+    return S.INTERNAL, act
 
 
 def _p_shuffle_complete(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
