@@ -218,6 +218,10 @@ class MockPins:
         """The output level of each acceptor light pin (for tests and the status line)."""
         return tuple(bool(self._factory.pin(n).state) for n in self._pins.acceptor_lights)
 
+    def segment_levels(self) -> tuple[bool, ...]:
+        """The output level of each number-display segment pin a..g."""
+        return tuple(bool(self._factory.pin(n).state) for n in self._pins.display_segments)
+
 
 class PtyFaults:
     """Injects the planned faults into the pty simulators (``drivers.sim.bench``) at the point
