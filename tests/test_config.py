@@ -309,3 +309,29 @@ def test_hash_pin_command_output_is_accepted_by_the_loader(tmp_path: Path) -> No
     )
     assert refused.returncode == 1
     assert "4 to 12 digits" in refused.stderr
+
+
+def test_example_config_shows_every_key_the_loaders_accept() -> None:
+    """deploy/config.example.toml documents every key (set or commented) of every section."""
+    import re
+
+    from drivers.gpio.config import PinConfig
+    from drivers.serial.link import LinkConfig
+    from fsm.round.config import GameConfig, ProgressiveLevel
+
+    text = EXAMPLE.read_text()
+    keys: set[str] = set()
+    keys |= {f for f in PinConfig.__dataclass_fields__}
+    keys |= {f for f in LinkConfig.__dataclass_fields__}
+    keys |= {"path", "baudrate", "write_timeout", "read_tick", "backoff_initial", "backoff_max"}
+    keys |= {"status_timeout", "dispense_timeout", "shuffle_timeout", "model"}
+    keys |= set(GameConfig.KEYS) - {"table_id", "levels"}  # levels: [[game.levels]] tables
+    assert "[[game.levels]]" in text
+    keys |= set(ProgressiveLevel.KEYS)
+    keys |= {"offered", "odds", "royal_match", "tables", "limits_cents", "min_wager_cents"}
+    keys |= {"id", "asset_number", "location", "enabled", "address", "port", "bind", "name"}
+    keys |= {"pin_hash", "house_way", "ez_pai_gow"}
+    missing = sorted(
+        k for k in keys if not re.search(rf"(^|[\s{{,#]){re.escape(k)}\s*=", text, re.M)
+    )
+    assert missing == []
