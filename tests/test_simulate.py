@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from controller import cli
+from controller.config import SIMULATED_TABLE
 from controller.journal import verify
 from controller.journal_format import Entry
 from controller.simulate import build_service, load_sim_config, run_headless
@@ -33,8 +34,11 @@ def _game() -> GameConfig:
     return load_sim_config(None).game
 
 
-def _replay(entries: Iterator[Entry]) -> tuple[dict[str, Any], dict[str, Any]]:
-    return replay(_game(), entries)
+def _replayer(game: GameConfig) -> Any:
+    def run(entries: Iterator[Entry]) -> tuple[dict[str, Any], dict[str, Any]]:
+        return replay(game, entries)
+
+    return run
 
 
 def _rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:
@@ -46,9 +50,12 @@ def _rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:
     return [(s, r, t, json.loads(d)) for s, r, t, d in rows]
 
 
-def check_journal(db: Path, rounds: int) -> list[tuple[int, int | None, str, dict[str, Any]]]:
+def check_journal(
+    db: Path, rounds: int, game: GameConfig | None = None
+) -> list[tuple[int, int | None, str, dict[str, Any]]]:
     """The invariants every simulated journal must meet; returns the rows for more checks."""
-    report = verify(db, _replay)
+    game = game or _game()
+    report = verify(db, _replayer(game))
     assert report.ok, report.problems[:5]
     assert report.rounds == rounds
     rows = _rows(db)
@@ -67,7 +74,7 @@ def check_journal(db: Path, rounds: int) -> list[tuple[int, int | None, str, dic
         }
     finally:
         conn.close()
-    for level in _game().levels:
+    for level in game.levels:
         moved = sum(
             e["display_cents"]
             for r in rows
@@ -244,3 +251,38 @@ def test_cli_simulate_refuses_a_file_that_is_not_a_journal(
     assert cli.main(argv) == 2
     assert "not a pai gow table journal" in capsys.readouterr().err
     assert other.read_bytes() == before
+
+
+def test_dice_start_and_dealer_entered_outcomes_when_the_shoe_reads_no_cards(
+    tmp_path: Path,
+) -> None:
+    """NY 5324.41(h)(8): with dice the shaker is shaken at least three times (through the
+    shaker pin) before the dealer enters the total; with a shoe that does not read cards the
+    dealer enters each wagered position's progressive outcome (k)(3)."""
+    text = SIMULATED_TABLE.read_text("utf-8")
+    text = text.replace('start_mode = "rng"', 'start_mode = "dice"')
+    text = text.replace("card_reading_shoe = true", "card_reading_shoe = false")
+    text = text.replace('side_wager = { offered = true, odds = "6:1" }', "")
+    config = tmp_path / "dice.toml"
+    config.write_text(text, "utf-8")
+    game = load_sim_config(config).game
+    assert game.start_mode == "dice" and not game.card_reading_shoe
+    db = tmp_path / "j.db"
+    assert run_headless(db, 6, 13, config_path=config) == 0
+    rows = check_journal(db, 6, game)
+    types = Counter(r[2] for r in rows)
+    assert types["rng_drawn"] == 0
+    assert types["dice_position_entered"] == 6
+    for i, row in enumerate(rows):
+        if row[2] == "dice_position_entered":
+            shakes = 0
+            for prev in reversed(rows[:i]):
+                if prev[2] != "shake_detected":
+                    break
+                shakes += 1
+            assert shakes >= 3
+    accepted = [r for r in rows if r[2] == "chip_detected"]
+    assert all(r[3]["effects"][0]["type"] == "lights" for r in accepted)
+    wagers = len(accepted)
+    outcomes = [r for r in rows if r[2] == "progressive_outcome"]
+    assert len(outcomes) == wagers
