@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from types import ModuleType
 
 from fsm.round.machine import EFFECT_TYPES, EVENT_FIELDS
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
-def _diagram_module():  # type: ignore[no-untyped-def]
+def _diagram_module() -> ModuleType:
     spec = importlib.util.spec_from_file_location("round_diagram", DOCS / "round_diagram.py")
     assert spec is not None and spec.loader is not None
     mod = importlib.util.module_from_spec(spec)
