@@ -17,6 +17,9 @@ Other threads only call `Owner.post`, `Owner.stop`, read `Owner.public` and wait
 (the machine does), never apply an effect before its commit, never let a reader touch the machine
 or the database, and never start a timer thread.
 
+A draw source that fails or returns anything but 1..7 gives ``fault_raised RNG_FAILURE`` (nothing
+is drawn or shown); a device adapter that raises gives ``fault_raised DEVICE_OUTPUT``.
+
 Storage failure (an append raises `JournalError`): the machine has stepped past the journal, so
 its state can no longer be trusted. The owner applies none of that event's effects, puts the table
 in the safe state with the fault glyph, sets ``storage_fault`` in the public snapshot and refuses
@@ -381,7 +384,15 @@ class Owner:
     def _owner_effect_event(self, effect: Effect) -> Event | None:
         kind = effect.get("type")
         if kind == "draw_rng":
-            return Event("rng_drawn", {"value": check_draw(self._draw())})
+            try:
+                value = check_draw(self._draw())
+            except Exception as exc:  # a failed RNG is a fault: nothing is drawn or shown
+                log.exception("starting-position RNG failed")
+                detail = f"{type(exc).__name__}: {exc}"[:500]
+                return Event(
+                    "fault_raised", {"code": "RNG_FAILURE", "device": "rng", "detail": detail}
+                )
+            return Event("rng_drawn", {"value": value})
         if kind == "post":
             inner = effect.get("event")
             if isinstance(inner, dict) and isinstance(inner.get("type"), str):

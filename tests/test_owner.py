@@ -220,14 +220,20 @@ def test_draw_rng_is_drawn_once_and_journaled_as_rng_drawn_next(db: Path) -> Non
     assert ({"type": "display", "glyph": "5"}, 3) in devices.applied
 
 
-def test_a_bad_draw_source_value_is_refused_not_journaled(db: Path) -> None:
-    owner = _owner(db, RecordingDevices(db), draw=lambda: 8)
-    owner.start()
-    owner.post(Event("start_position"))
-    owner.wait_idle(5)
-    owner.stop()
-    assert "rng_drawn" not in [t for _, t, _ in _entries(db)]
-    assert isinstance(owner.exit_error, ValueError)
+def test_a_failing_draw_source_is_a_journaled_fault_never_a_value(db: Path) -> None:
+    """table-rules.md RNG: only a value 1..7 drawn by the RNG is shown; a source that fails or
+    returns anything else gives an RNG_FAILURE fault and no rng_drawn entry."""
+    for bad in (lambda: 8, lambda: 1 // 0):
+        path = db.with_name(f"j{id(bad)}.db")
+        owner = _owner(path, RecordingDevices(path), draw=bad)
+        owner.start()
+        owner.post(Event("start_position"))
+        owner.wait_idle(5)
+        owner.stop()
+        entries = _entries(path)
+        assert [t for _, t, _ in entries] == ["power_up", "start_position", "fault_raised"]
+        assert entries[2][2]["code"] == "RNG_FAILURE" and entries[2][2]["device"] == "rng"
+        assert owner.exit_error is None
 
 
 def test_deadline_is_posted_by_the_loop_when_reached(db: Path) -> None:
