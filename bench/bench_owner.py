@@ -18,7 +18,9 @@ from controller.simulate import run_headless
 ROUNDS = 100
 
 
-def _raw_appends(path: Path, entries: list[tuple[str, dict[str, object]]], snap: dict[str, object]) -> float:
+def _raw_appends(
+    path: Path, entries: list[tuple[str, dict[str, object]]], snap: dict[str, object]
+) -> float:
     """Appends per second of the same entries (with the last snapshot) straight to a journal."""
     with Journal.open(path) as journal:
         start = time.perf_counter()
