@@ -146,3 +146,23 @@ def test_second_fault_is_recorded_and_one_clear_resumes() -> None:
     assert [f["code"] for f in t.m.snapshot()["fault"]["faults"]] == ["A", "B"]
     t.ev("fault_cleared", supervisor=SUP)
     assert t.state == "Open_Play"
+
+
+def test_internal_error_in_an_action_rolls_the_step_back() -> None:
+    """A bug inside a transition must never leave a half-applied step (no lost or invented cent):
+    transitions' on_exception reports it and the machine is put back as it was."""
+    from fsm.round.machine import RoundMachine
+
+    class Broken(RoundMachine):
+        def _contribute(self) -> None:
+            self._r.rng_draws = 99  # a change that must not survive
+            raise ZeroDivisionError("boom")
+
+    t = reach("Open_LockedOut")
+    b = Broken.restore(t.cfg, t.m.snapshot())
+    before = b.snapshot()
+    from fsm.events import Event
+
+    eff = b.step(Event("chips_confirmed", {}), t.t + 1)
+    assert eff[0]["type"] == "rejected" and "ZeroDivisionError" in eff[0]["reason"]
+    assert b.snapshot() == before and b.state == "Open_LockedOut"

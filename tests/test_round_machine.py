@@ -246,9 +246,11 @@ def test_three_card_bonus_deals_threes_then_fours_n2() -> None:
     eff = t.ev("rng_drawn", value=1)
     assert {"type": "dispense", "stacks": 7, "cards": 3} in eff
     t.ev("dealt", remaining=32)
+    assert t.m.next_deadline_ms() is None  # the dealer settles the threes: no shoe timeout
     assert rejection(t.ev("dealt", remaining=4)) is not None  # threes not settled yet
     eff = t.ev("three_card_settled")
     assert {"type": "dispense", "stacks": 7, "cards": 4} in eff
+    assert t.m.next_deadline_ms() == t.t + t.cfg.dispense_timeout_ms
     t.ev("dealt", remaining=4)
     assert t.state == "Open_Play"
 

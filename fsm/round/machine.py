@@ -776,7 +776,7 @@ def _p_display_test(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
 
 
 def _p_shuffle_complete(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    count = _int(d, "count", 0)
+    count = _int(d, "count", 0, 9999)
     if count != DECK_SIZE:
 
         def fault() -> None:
@@ -1078,6 +1078,7 @@ def _p_dealt(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
 
         def three() -> None:
             r.stage = "three_dealt"
+            m._deadline = None  # the dealer settles the three-card bonus: no device to wait on
 
         return S.INTERNAL, three
     hands = _parse_hands(m, d)
