@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from controller.config import (
     SIMULATED_TABLE,
@@ -335,3 +337,40 @@ def test_example_config_shows_every_key_the_loaders_accept() -> None:
         k for k in keys if not re.search(rf"(^|[\s{{,#]){re.escape(k)}\s*=", text, re.M)
     )
     assert missing == []
+
+
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**40), max_value=2**40),
+    st.floats(allow_nan=True),
+    st.text(max_size=8),
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+_KEYS = st.sampled_from(
+    ["id", "asset_number", "port", "path", "address", "levels", "pin_hash", "pin", "offered", "x"]
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    section=st.sampled_from(
+        ["table", "pins", "serial", "sas", "game", "bonus", "journal", "web", "supervisors"]
+    ),
+    body=st.one_of(_VALUES, st.dictionaries(_KEYS, _VALUES, max_size=4)),
+)
+def test_any_section_content_gives_config_error_never_a_crash(section: str, body: Any) -> None:
+    """Bad input of any kind: the loader answers with ConfigError naming keys, nothing else."""
+    data = minimal()
+    data[section] = body
+    try:
+        parse_config(data, "fuzz.toml")
+    except ConfigError as exc:
+        assert exc.problems
+        assert all(isinstance(p, str) and p for p in exc.problems)
