@@ -142,21 +142,21 @@ class ProgressiveTable:
             lines[line.name] = line
         ordered: list[ProgressiveLine] = []
         for reg_name, min_pct, min_cents in REGULATION_MINIMUMS:
-            line: ProgressiveLine | None = lines.pop(reg_name, None)
-            if line is None:
+            found = lines.get(reg_name)
+            if found is None:
                 raise PayTableError(f"{where}: line {reg_name!r} of NY 5324.41(k)(4) is missing")
             if min_pct is not None:
-                if line.meter_percent is None or line.meter_percent < min_pct:
+                if found.meter_percent is None or found.meter_percent < min_pct:
                     raise PayTableError(
                         f"{where}: line {reg_name!r} must pay at least {min_pct}% of the meter "
                         "(NY 5324.41(k)(4))"
                     )
-            elif line.amount_cents is None or line.amount_cents < (min_cents or 0):
+            elif found.amount_cents is None or found.amount_cents < (min_cents or 0):
                 raise PayTableError(
                     f"{where}: line {reg_name!r} must pay at least {min_cents} cents for a $1 "
                     "wager (NY 5324.41(k)(4))"
                 )
-            ordered.append(line)
+            ordered.append(lines.pop(reg_name))
         if lines:
             raise PayTableError(f"{where}: unknown line(s) {', '.join(sorted(lines))}")
         return cls(name, tuple(ordered), tuple(int(w) for w in wagers))
