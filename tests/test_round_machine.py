@@ -508,3 +508,29 @@ def test_power_up_and_informational_inputs_change_nothing(state: str) -> None:
     assert t.ev("supervisor_key", on=True) == []
     assert t.ev("device_recovered", device="shoe", code="LINK_LOST") == []
     assert t.m.snapshot() == snap
+
+
+def test_side_wagers_recorded_before_rng_activation_cannot_change_after_draw_j2i() -> None:
+    """NY 5324.41(j)(2)(i): the side wagers are made before the RNG is activated; recorded in
+    LockedOut they are settled on the drawn number and cannot be replaced once it is known."""
+    t = Table(side_wager={"offered": True, "odds": "6:1"})
+    t.open()
+    t.ev("chip_detected", position=2)
+    t.ev("lockout_pressed")
+    t.ev("side_wagers", bets=[{"position": 2, "number": 5, "cents": 500}])
+    t.ev("chips_confirmed")
+    t.ev("rng_drawn", value=5)
+    late = [{"position": 2, "number": 5, "cents": 10_000}]
+    assert rejection(t.ev("side_wagers", bets=late)) is not None
+    eff = t.ev("side_wagers_settled")
+    res = of_type(eff, "side_wager_settled")[0]["results"]
+    assert res == [{"position": 2, "number": 5, "cents": 500, "payout_cents": 3000}]
+    assert of_type(eff, "dispense")
+
+
+def test_side_wagers_refused_where_not_offered() -> None:
+    t = Table()
+    t.open()
+    t.ev("lockout_pressed")
+    reason = rejection(t.ev("side_wagers", bets=[]))
+    assert reason is not None and "not offered" in reason

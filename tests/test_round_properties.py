@@ -108,6 +108,14 @@ def _next_event(draw: Any, m: RoundMachine) -> tuple[str, dict[str, Any]]:
             ("chips_mismatch", {"counted": draw(st.integers(0, 7))}),
             ("chips_resolved", {"supervisor": SUP, "positions": lit[: draw(st.integers(0, 6))]}),
             ("chip_detected", {"position": draw(pos)}),
+            (
+                "side_wagers",
+                {
+                    "bets": [
+                        {"position": draw(pos), "number": draw(st.integers(1, 7)), "cents": 300}
+                    ]
+                },
+            ),
         ]
     elif state == "Open_StartingPosition_Rng":
         c += [("rng_drawn", {"value": draw(st.integers(1, 7))})] * 3

@@ -213,6 +213,7 @@ class RoundData:
     shakes: int = 0
     start_number: int | None = None
     start_seat: int | None = None
+    side_bets: list[list[int]] | None = None  # [area, number, cents] recorded before the draw
     side_results: list[dict[str, Any]] | None = None
     stage: str = ""  # dealing: "" not started, "three", "three_dealt", "four", "seven", "done"
     hands: dict[int, list[int]] = field(default_factory=dict)  # seat -> cards: HIDDEN
@@ -231,6 +232,7 @@ class RoundData:
             "shakes": self.shakes,
             "start_number": self.start_number,
             "start_seat": self.start_seat,
+            "side_bets": None if self.side_bets is None else [list(b) for b in self.side_bets],
             "side_results": None
             if self.side_results is None
             else [dict(x) for x in self.side_results],
@@ -256,6 +258,7 @@ class RoundData:
             shakes=d["shakes"],
             start_number=d["start_number"],
             start_seat=d["start_seat"],
+            side_bets=None if d["side_bets"] is None else [list(b) for b in d["side_bets"]],
             side_results=None
             if d["side_results"] is None
             else [dict(x) for x in d["side_results"]],
@@ -962,7 +965,7 @@ def _p_dice_position_entered(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     return S.DEALING, lambda: m._set_start(dice_number(total))
 
 
-def _p_side_wagers(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+def _parse_bets(d: Mapping[str, JSON]) -> list[tuple[int, int, int]]:
     raw = _field(d, "bets")
     if not isinstance(raw, list):
         raise _Reject("bets: must be a list of {position, number, cents}")
@@ -977,28 +980,56 @@ def _p_side_wagers(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
             bets.append((_position(b), _int(b, "number", 1, 7), _int(b, "cents", 1)))
         except _Reject as e:
             raise _Reject(f"bets[{i}].{e}") from None
+    return bets
+
+
+def _settle_side_wagers(m: RoundMachine, bets: list[tuple[int, int, int]]) -> None:
+    """NY 5324.41(j)(2)(iii)-(vi): a bet on the drawn number wins at the configured odds,
+    rounded down to the dollar; every other bet loses."""
     number = m._r.rng_value
     odds = m._config.side_wager_odds_fraction
+    results = [
+        {
+            "position": p,
+            "number": n,
+            "cents": c,
+            "payout_cents": side_wager_payout_cents(c, odds) if n == number else 0,
+        }
+        for p, n, c in bets
+    ]
+    m._r.side_results = results
+    m._emit({"type": "side_wager_settled", "number": number, "results": results})
 
-    def act() -> None:
-        results = [
-            {
-                "position": p,
-                "number": n,
-                "cents": c,
-                "payout_cents": side_wager_payout_cents(c, odds) if n == number else 0,
-            }
-            for p, n, c in bets
-        ]
-        m._r.side_results = results
-        m._emit({"type": "side_wager_settled", "number": number, "results": results})
 
-    return S.DEALING, act
+def _p_side_wagers(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    """In LockedOut (before the RNG is activated, (j)(2)(i)): the bets are recorded and settled
+    when the dealer confirms after the draw. In SideWagers: recorded and settled at once, unless
+    bets were recorded before the draw (they cannot be changed once the number is known)."""
+    if not m._config.side_wager_offered:
+        raise _Reject("the 1-7 side wager is not offered at this table (game.side_wager)")
+    bets = _parse_bets(d)
+    r = m._r
+    if m.state == S.LOCKED_OUT:
+
+        def record() -> None:
+            r.side_bets = [list(b) for b in bets]
+
+        return S.INTERNAL, record
+    if r.side_bets is not None:
+        raise _Reject(
+            "the side wagers were recorded before the draw; confirm with side_wagers_settled"
+        )
+    return S.DEALING, lambda: _settle_side_wagers(m, bets)
 
 
 def _p_side_wagers_settled(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    r = m._r
+
     def act() -> None:
-        m._r.side_results = []
+        if r.side_bets is not None:
+            _settle_side_wagers(m, [(b[0], b[1], b[2]) for b in r.side_bets])
+        else:
+            r.side_results = []
 
     return S.DEALING, act
 

@@ -101,7 +101,7 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "shake_detected": [(DICE, (INTERNAL,))],
     "lid_lifted_by_bank": [(DICE, (INTERNAL,))],
     "dice_position_entered": [(DICE, (DEALING,))],
-    "side_wagers": [(SIDE_WAGERS, (DEALING,))],
+    "side_wagers": [(LOCKED_OUT, (INTERNAL,)), (SIDE_WAGERS, (DEALING,))],
     "side_wagers_settled": [(SIDE_WAGERS, (DEALING,))],
     "dealt": [(DEALING, (INTERNAL, PLAY, FAULT))],
     "three_card_settled": [(DEALING, (INTERNAL,))],
