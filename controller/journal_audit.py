@@ -328,6 +328,9 @@ def verify(
         return VerifyReport(False, 0, 0, [str(exc)])
     stage = "running integrity_check"
     try:
+        # One read transaction: every check sees the same snapshot of a journal that may be live
+        # (WAL lets the owner go on appending meanwhile).
+        conn.execute("BEGIN")
         rows = conn.execute("PRAGMA integrity_check").fetchall()
         if rows != [("ok",)]:
             for (message,) in rows:
@@ -374,6 +377,7 @@ def export(path: str | Path, fmt: Literal["jsonl", "csv"] | str, out: TextIO) ->
         raise JournalError(f"{path}: cannot open: {exc}") from exc
     count = 0
     try:
+        conn.execute("BEGIN")  # one snapshot of a journal that may be live
         problems = schema_problems(conn)
         if problems:
             raise JournalError(f"{path}: {problems[0]}")

@@ -480,3 +480,30 @@ def test_export_refuses_unknown_format_and_foreign_files(path: Path, tmp_path: P
     bad.write_bytes(b"x" * 4096)
     with pytest.raises(JournalError, match=r"bad\.db"):
         export(bad, "jsonl", io.StringIO())
+
+
+def test_verify_of_a_live_journal_sees_one_consistent_snapshot(path: Path) -> None:
+    """An auditor may verify while the owner appends (WAL): every check must see the same
+    moment, so a live journal never shows a false head/state mismatch."""
+    import threading
+
+    journal = Journal.open(path)
+    fill(journal, 20)
+    stop = threading.Event()
+
+    def writer() -> None:
+        ts = 1_800_000_000_000
+        while not stop.is_set():
+            ts += 1
+            journal.append(ts, 1, "chip", {"position": 1}, {"n": ts}, {"L1": {"display": ts}})
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        reports = [verify(path) for _ in range(15)]
+    finally:
+        stop.set()
+        thread.join()
+        journal.close()
+    assert [r.problems for r in reports if not r.ok] == []
+    assert reports[-1].entries > 20
