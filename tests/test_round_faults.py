@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from round_support import SUP, Table, of_type, reach, rejection
 
+from fsm.events import Event
+from fsm.round.machine import RoundMachine
 from fsm.round.states import LEAF_STATES
 
 
@@ -151,7 +153,6 @@ def test_second_fault_is_recorded_and_one_clear_resumes() -> None:
 def test_internal_error_in_an_action_rolls_the_step_back() -> None:
     """A bug inside a transition must never leave a half-applied step (no lost or invented cent):
     transitions' on_exception reports it and the machine is put back as it was."""
-    from fsm.round.machine import RoundMachine
 
     class Broken(RoundMachine):
         def _contribute(self) -> None:
@@ -161,8 +162,14 @@ def test_internal_error_in_an_action_rolls_the_step_back() -> None:
     t = reach("Open_LockedOut")
     b = Broken.restore(t.cfg, t.m.snapshot())
     before = b.snapshot()
-    from fsm.events import Event
-
     eff = b.step(Event("chips_confirmed", {}), t.t + 1)
     assert eff[0]["type"] == "rejected" and "ZeroDivisionError" in eff[0]["reason"]
     assert b.snapshot() == before and b.state == "Open_LockedOut"
+
+
+def test_restore_from_a_damaged_snapshot_is_a_clear_error() -> None:
+    t = reach("Open_Play")
+    snap = t.m.snapshot()
+    for damage in ({"state": "Open_Nowhere"}, {"round": {}}, {"version": 99}, {"meters": 5}):
+        with pytest.raises(ValueError, match="^snapshot"):
+            RoundMachine.restore(t.cfg, {**snap, **damage})

@@ -258,7 +258,7 @@ class RoundData:
             shakes=d["shakes"],
             start_number=d["start_number"],
             start_seat=d["start_seat"],
-            side_bets=None if d["side_bets"] is None else [list(b) for b in d["side_bets"]],
+            side_bets=None if d.get("side_bets") is None else [list(b) for b in d["side_bets"]],
             side_results=None
             if d["side_results"] is None
             else [dict(x) for x in d["side_results"]],
@@ -290,7 +290,10 @@ class RoundMachine:
         self._action: Callable[[], None] | None = None
         self._now = 0
         if snapshot is not None:
-            self._load(snapshot)
+            try:
+                self._load(snapshot)
+            except (KeyError, TypeError, ValueError, AttributeError) as e:
+                raise ValueError(f"snapshot: not a valid round snapshot ({e!r})"[:300]) from None
 
     # --- public API ------------------------------------------------------------------------
 
