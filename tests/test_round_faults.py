@@ -171,5 +171,5 @@ def test_restore_from_a_damaged_snapshot_is_a_clear_error() -> None:
     t = reach("Open_Play")
     snap = t.m.snapshot()
     for damage in ({"state": "Open_Nowhere"}, {"round": {}}, {"version": 99}, {"meters": 5}):
-        with pytest.raises(ValueError, match="^snapshot"):
+        with pytest.raises(ValueError, match=r"^snapshot"):
             RoundMachine.restore(t.cfg, {**snap, **damage})
