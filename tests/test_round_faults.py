@@ -173,3 +173,19 @@ def test_restore_from_a_damaged_snapshot_is_a_clear_error() -> None:
     for damage in ({"state": "Open_Nowhere"}, {"round": {}}, {"version": 99}, {"meters": 5}):
         with pytest.raises(ValueError, match=r"^snapshot"):
             RoundMachine.restore(t.cfg, {**snap, **damage})
+
+
+def test_power_up_rearms_deadline_of_reissued_shuffle_but_not_of_a_dead_deal() -> None:
+    """After a power cut the shuffle is asked again (outputs) with a fresh deadline; the deal is
+    not, so its old deadline stands and the round is voided through the fault."""
+    t = reach("Open_Shuffling")
+    m = RoundMachine.restore(t.cfg, t.m.snapshot())
+    later = t.t + 3_600_000
+    m.step(Event("power_up", {}), later)
+    assert m.next_deadline_ms() == later + t.cfg.shuffle_timeout_ms
+    d = reach("Open_Dealing")
+    old = d.m.next_deadline_ms()
+    m2 = RoundMachine.restore(d.cfg, d.m.snapshot())
+    m2.step(Event("power_up", {}), later)
+    assert m2.next_deadline_ms() == old
+    assert {"type": "dispense", "stacks": 7, "cards": 7} not in m2.outputs()

@@ -1381,10 +1381,23 @@ def _p_informational(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     return S.INTERNAL, lambda: None
 
 
+def _p_power_up(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    """The reconcile event after a restart (the owner applies ``outputs()`` next). The requests
+    ``outputs()`` issues again (shuffle, draw_rng) get a fresh deadline from now; a dispense is
+    not issued again, so the Dealing deadline stands and a dead deal becomes a fault (a void)."""
+    state = m.state
+
+    def act() -> None:
+        if state in (S.SHUFFLING, S.RNG):
+            m._deadline = m._deadline_for(state)
+
+    return S.INTERNAL, act
+
+
 _PLANNERS: dict[str, Callable[[RoundMachine, Mapping[str, JSON]], Plan]] = {
     "panel_next": _p_panel_next,
     "shaker_lid": _p_shaker_lid,
-    "power_up": _p_informational,
+    "power_up": _p_power_up,
     "supervisor_key": _p_informational,
     "device_recovered": _p_informational,
     "table_opened": _p_table_opened,
