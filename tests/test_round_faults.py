@@ -170,7 +170,13 @@ def test_internal_error_in_an_action_rolls_the_step_back() -> None:
 def test_restore_from_a_damaged_snapshot_is_a_clear_error() -> None:
     t = reach("Open_Play")
     snap = t.m.snapshot()
-    for damage in ({"state": "Open_Nowhere"}, {"round": {}}, {"version": 99}, {"meters": 5}):
+    damages: list[dict[str, object]] = [
+        {"state": "Open_Nowhere"},
+        {"round": {}},
+        {"version": 99},
+        {"meters": 5},
+    ]
+    for damage in damages:
         with pytest.raises(ValueError, match=r"^snapshot"):
             RoundMachine.restore(t.cfg, {**snap, **damage})
 
