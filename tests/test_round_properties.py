@@ -197,6 +197,8 @@ def _run(data: Any, steps: int) -> tuple[GameConfig, list[dict[str, Any]], list[
         now += data.draw(st.integers(0, 200_000))
         before = m.snapshot()["meters"]
         effects = m.step(Event(etype, ev_data), now)
+        for e in effects:  # every route a planner takes is a transition of the machine
+            assert not (e["type"] == "rejected" and "internal error" in e["reason"]), e
         _check_meters(before, m.snapshot()["meters"], effects)
         entries.append({"type": etype, "data": {**ev_data, "effects": effects}, "ts_ms": now})
         all_effects.append(effects)
