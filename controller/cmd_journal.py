@@ -178,7 +178,7 @@ def run_export(args: argparse.Namespace) -> int:
         print(f"journal export: {missing}", file=sys.stderr)
         return 1
     try:
-        count = export(path, args.format, sys.stdout)
+        count = export(path, args.format, sys.stdout, CardRedactor())
     except (JournalError, ValueError) as exc:
         print(f"journal export: {exc}", file=sys.stderr)
         return 1
@@ -186,3 +186,37 @@ def run_export(args: argparse.Namespace) -> int:
         return 1
     print(f"journal export: {count} entries", file=sys.stderr)
     return 0
+
+
+CARD_FIELDS = ("stacks", "hands", "cards")
+HIDDEN = "hidden until the round resolves"
+
+
+class CardRedactor:
+    """Card identities from the shoe never leave the controller before the round resolves
+    (table-rules.md, NJ 13:69F-31.10): an export taken mid-round shows the dealt entries of that
+    round with their card fields hidden. A round is resolved by an accepted ``round_completed``
+    entry or a ``round_voided`` effect."""
+
+    def __init__(self) -> None:
+        self.resolved: set[int] = set()
+
+    def see(self, entry: Entry) -> None:
+        effects = entry.data.get("effects")
+        effects = effects if isinstance(effects, list) else []
+        if entry.type == "round_completed" and not any(
+            isinstance(e, dict) and e.get("type") == "rejected" for e in effects
+        ):
+            rid = entry.data.get("round_id", entry.round_id)
+            if isinstance(rid, int):
+                self.resolved.add(rid)
+        for e in effects:
+            if isinstance(e, dict) and e.get("type") == "round_voided":
+                rid = e.get("round_id")
+                if isinstance(rid, int):
+                    self.resolved.add(rid)
+
+    def redact(self, entry: Entry) -> dict[str, JSON] | None:
+        if entry.round_id in self.resolved or not any(k in entry.data for k in CARD_FIELDS):
+            return None
+        return {k: (HIDDEN if k in CARD_FIELDS else v) for k, v in entry.data.items()}

@@ -14,7 +14,7 @@ import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TextIO
+from typing import Literal, Protocol, TextIO
 
 import sqlite_utils
 
@@ -361,12 +361,28 @@ def verify(
     return VerifyReport(not result, entries, rounds, result)
 
 
-def export(path: str | Path, fmt: Literal["jsonl", "csv"] | str, out: TextIO) -> int:
+class Redactor(Protocol):
+    """Hides part of some entries on export. ``see`` is shown every entry first (same snapshot),
+    then ``redact`` is asked for each entry: new data to write instead, or None to keep it."""
+
+    def see(self, entry: Entry) -> None: ...
+
+    def redact(self, entry: Entry) -> dict[str, JSON] | None: ...
+
+
+def export(
+    path: str | Path,
+    fmt: Literal["jsonl", "csv"] | str,
+    out: TextIO,
+    redactor: Redactor | None = None,
+) -> int:
     """Write every entry of the journal at ``path`` to ``out`` as JSON lines or CSV.
 
     JSON lines: one object per entry with ``seq, ts, round, type, data, prev_hash, hash``. CSV: a
     header row with the same names; ``data`` is the stored canonical JSON text (so a reader can
-    recompute each hash), ``round`` is empty for none. Returns the number of entries written.
+    recompute each hash), ``round`` is empty for none. An entry the ``redactor`` hides carries its
+    replacement data (and ``"redacted": true`` in JSON lines); its hash then no longer recomputes
+    from the exported data. Returns the number of entries written.
     Raises `JournalError` if the file is not a readable journal, ``ValueError`` for a bad format.
     """
     if fmt not in ("jsonl", "csv"):
@@ -384,22 +400,25 @@ def export(path: str | Path, fmt: Literal["jsonl", "csv"] | str, out: TextIO) ->
         writer = csv.writer(out, lineterminator="\n") if fmt == "csv" else None
         if writer is not None:
             writer.writerow(EXPORT_FIELDS)
-        for seq, ts_ms, round_id, type_, data, prev, digest in conn.execute(_ROWS):
+        if redactor is not None:
+            for row in conn.execute(_ROWS):
+                redactor.see(_entry(row))
+        for row in conn.execute(_ROWS):
+            seq, ts_ms, round_id, type_, data, prev, digest = row
+            entry = _entry(row) if writer is None or redactor is not None else None
+            hidden = redactor.redact(entry) if redactor is not None and entry else None
             if writer is not None:
+                text = data if hidden is None else canonical_json(hidden, "redacted data")
                 writer.writerow(
-                    (seq, ts_ms, "" if round_id is None else round_id, type_, data, prev, digest)
+                    (seq, ts_ms, "" if round_id is None else round_id, type_, text, prev, digest)
                 )
             else:
-                entry = Entry(
-                    seq,
-                    ts_ms,
-                    round_id,
-                    type_,
-                    decode_object(data, f"seq {seq}: data"),
-                    prev,
-                    digest,
-                )
-                out.write(json.dumps(entry.to_json(), separators=(",", ":")) + "\n")
+                assert entry is not None
+                obj = entry.to_json()
+                if hidden is not None:
+                    obj["data"] = hidden
+                    obj["redacted"] = True
+                out.write(json.dumps(obj, separators=(",", ":")) + "\n")
             count += 1
     except sqlite3.Error as exc:
         raise JournalError(f"{path}: cannot read: {exc}") from exc
@@ -408,3 +427,8 @@ def export(path: str | Path, fmt: Literal["jsonl", "csv"] | str, out: TextIO) ->
     finally:
         conn.close()
     return count
+
+
+def _entry(row: tuple[int, int, int | None, str, str, str, str]) -> Entry:
+    seq, ts_ms, round_id, type_, data, prev, digest = row
+    return Entry(seq, ts_ms, round_id, type_, decode_object(data, f"seq {seq}: data"), prev, digest)
