@@ -1,0 +1,141 @@
+"""The device adapter between the round's effects and the table's drivers (controller/devices.py):
+every light state and glyph the round machine can emit is shown by the real GPIO drivers on
+gpiozero's MockFactory (a vocabulary mismatch would be a fault at the table), the serial adapters'
+answers become the round's events, and a noisy serial line becomes a journaled fault."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from controller.devices import InputPort, NoiseMonitor, TableDevices, translate_input
+from drivers.gpio.config import PinConfig
+from drivers.gpio.devices import DebounceTimes
+from drivers.gpio.factory import make_pin_factory
+from drivers.gpio.font import SEGMENTS
+from drivers.gpio.table import build_gpio_table
+from fsm.events import Event
+from fsm.round import machine
+
+PINS = PinConfig()
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[int, ...]]] = []
+        self.stopped = False
+
+    def shuffle(self) -> None:
+        self.calls.append(("shuffle", ()))
+
+    def dispense(self, stacks: int, cards: int) -> None:
+        self.calls.append(("dispense", (stacks, cards)))
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+def _table() -> tuple[TableDevices, Any, Recorder, Recorder]:
+    factory = make_pin_factory("mock")
+    posted: list[Event] = []
+    gpio = build_gpio_table(PINS, factory, posted.append, debounce=DebounceTimes(0, 0, 0))
+    shuffler, shoe = Recorder(), Recorder()
+    return TableDevices(gpio, shuffler, shoe), factory, shuffler, shoe
+
+
+def _segments(factory: Any) -> tuple[int, ...]:
+    return tuple(int(factory.pin(n).state) for n in PINS.display_segments)
+
+
+def test_every_glyph_the_round_emits_is_shown_by_the_gpio_display() -> None:
+    """The round's display vocabulary (machine.DISPLAY_TEST: 1-7 and the status glyphs) reaches
+    the 7-segment display through the adapter; the digits light the font's segments."""
+    devices, factory, _, _ = _table()
+    try:
+        for glyph in machine.DISPLAY_TEST:
+            devices.apply({"type": "display", "glyph": glyph})
+            if glyph.isdigit():
+                assert _segments(factory) == tuple(int(s) for s in SEGMENTS[glyph])
+        devices.apply({"type": "display", "glyph": "1"})
+        assert _segments(factory) == (0, 1, 1, 0, 0, 0, 0)  # segments b and c
+        devices.apply({"type": "display", "glyph": "3"})
+        assert any(_segments(factory))
+        devices.apply({"type": "display", "glyph": " "})
+        assert not any(_segments(factory))
+    finally:
+        devices.close()
+
+
+def test_every_light_state_the_round_emits_is_shown_by_the_acceptor_lights() -> None:
+    """The round's light vocabulary (machine.LIGHT_TEST, plus "locked" after the lock-out,
+    NY 5324.41(k)(2)) is accepted by the acceptor lights; lit/locked drive the pin high."""
+    devices, factory, _, _ = _table()
+    try:
+        for state in (*machine.LIGHT_TEST, "locked"):
+            devices.apply({"type": "lights", "states": [state] * 6})
+        devices.apply({"type": "lights", "states": ["lit", "off", "locked", "off", "off", "off"]})
+        levels = [bool(factory.pin(n).state) for n in PINS.acceptor_lights]
+        assert levels == [True, False, True, False, False, False]
+    finally:
+        devices.close()
+
+
+def test_an_unknown_glyph_is_refused_with_its_name() -> None:
+    devices, _, _, _ = _table()
+    try:
+        with pytest.raises(ValueError, match="'Q'"):
+            devices.apply({"type": "display", "glyph": "Q"})
+    finally:
+        devices.close()
+
+
+def test_shuffle_and_dispense_go_to_the_serial_devices_and_safe_state_darkens() -> None:
+    devices, factory, shuffler, shoe = _table()
+    devices.apply({"type": "shuffle"})
+    devices.apply({"type": "dispense", "stacks": 7, "cards": 7})
+    devices.apply({"type": "acceptors", "armed": True})
+    devices.apply({"type": "lights", "states": ["lit"] * 6})
+    assert shuffler.calls == [("shuffle", ())] and shoe.calls == [("dispense", (7, 7))]
+    assert devices.armed
+    devices.safe_state()
+    assert not devices.armed
+    assert not any(factory.pin(n).state for n in PINS.acceptor_lights)
+    assert not any(_segments(factory))
+    devices.close()
+    assert shuffler.stopped and shoe.stopped
+
+
+def test_adapter_answers_become_the_rounds_events() -> None:
+    """drivers/serial vocabulary -> round vocabulary (fsm/round/machine.py EVENT_FIELDS)."""
+    done = translate_input(Event("shuffle_completed", {"device": "shuffler", "count": 53}))
+    assert done == Event("shuffle_complete", {"count": 53})
+    hands = [[i * 7 + k for k in range(7)] for i in range(7)]
+    data = {"device": "shoe", "stacks": 7, "cards": 7, "remaining": 4, "hands": hands}
+    assert translate_input(Event("cards_dispensed", data)) == Event(
+        "dealt", {"remaining": 4, "stacks": hands}
+    )
+    blind = {**data, "hands": None}
+    assert translate_input(Event("cards_dispensed", blind)) == Event("dealt", {"remaining": 4})
+    fault = Event("fault_raised", {"code": "SHOE_JAM", "device": "shoe", "detail": "jam"})
+    assert translate_input(fault) == fault
+    for kind in ("shuffle_complete", "dealt"):
+        assert kind in machine.EVENT_FIELDS
+
+
+def test_a_noisy_line_raises_line_noise_after_the_answer_it_came_with() -> None:
+    counters = {"garbage_bytes": 0, "crc_errors": 0, "header_errors": 0, "sent": 5}
+    posted: list[Event] = []
+    port = InputPort(posted.append, NoiseMonitor({"shoe": lambda: dict(counters)}))
+    answer = Event("cards_dispensed", {"device": "shoe", "stacks": 7, "cards": 7, "remaining": 4})
+    port(answer)
+    assert [e.type for e in posted] == ["dealt"]
+    counters["garbage_bytes"] += 17
+    counters["crc_errors"] += 1
+    counters["sent"] += 9  # traffic is not noise
+    port(answer)
+    assert [e.type for e in posted] == ["dealt", "dealt", "fault_raised"]
+    assert posted[-1].data["code"] == "LINE_NOISE" and posted[-1].data["device"] == "shoe"
+    assert "18 bytes" in posted[-1].data["detail"]
+    port(answer)  # nothing new on the line: no second fault
+    assert [e.type for e in posted][-1] == "dealt"
