@@ -192,6 +192,9 @@ class Owner:
         if "effects" in data:
             raise ValueError(f"event {event.type}: data.effects: reserved for the journal")
         canonical_json(dict(data), f"event {event.type}: data")
+        if self._stopping.is_set():  # shutting down: an input now would never be committed
+            log.info("owner stopping: input %s dropped", event.type)
+            return
         with self._cond:
             self._outstanding += 1
         self._queue.put(event)

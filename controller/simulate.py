@@ -45,6 +45,8 @@ from fsm.round.machine import RoundMachine
 STALL_S = 3.0
 #: A run that makes no progress at all for this long gives up with exit 3 (s).
 GIVE_UP_S = 120.0
+#: More actions than this in one state of one round means the people are refused (exit 3).
+MAX_ACTIONS_IN_PLACE = 50
 #: Mock pins have no contact bounce: the quiet-gap filters are off in simulation.
 NO_BOUNCE = DebounceTimes(button_s=0.0, chip_s=0.0, shaker_s=0.0)
 
@@ -235,12 +237,15 @@ def play(
         snap = owner.public
     last_progress = time.monotonic()
     last_rounds = snap.rounds_completed
+    same_place, place = 0, (snap.state, snap.round_id)
     while not stop.is_set():
         if snap.storage_fault:
             if out:
                 print(f"storage fault, play refused: {snap.storage_fault}", file=out)
             return 4
         if not owner.alive:
+            if out:
+                print(f"the owner thread stopped: {owner.exit_error!r}", file=out)
             return 5
         if until_rounds is not None and snap.rounds_completed >= until_rounds:
             return 0
@@ -253,6 +258,12 @@ def play(
                 service.faults.repair()
         acted = director.act(snap)
         if acted is not None:
+            same_place = same_place + 1 if (snap.state, snap.round_id) == place else 0
+            place = (snap.state, snap.round_id)
+            if same_place > MAX_ACTIONS_IN_PLACE:  # refused again and again: a script bug
+                if out:
+                    print(f"no progress in {snap.state} after {same_place} actions", file=out)
+                return 3
             _settle(owner, snap.seq)
             last_progress = time.monotonic()
             snap = owner.public
