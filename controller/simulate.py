@@ -91,7 +91,9 @@ def _pty_devices(
     sim = SimulatedDevices(card_reading=config.game.card_reading_shoe)
     sim.deck = PersistentDeck(deck_path)  # the cards stay in the shoe across a restart
     sim.shoe_logic.deck = sim.deck
-    shoe_path, shuffler_path = sim.start(seed=seed)
+    ports = deck_path.with_name(deck_path.name.replace(".sim-shoe.json", ".sim-ports"))
+    ports.mkdir(exist_ok=True)  # beside the journal: nothing left in /tmp after a SIGKILL
+    shoe_path, shuffler_path = sim.start(seed=seed, directory=str(ports))
     shoe_cfg = config.serial["shoe"].driver
     shoe_cfg = replace(shoe_cfg, port=replace(shoe_cfg.port, path=shoe_path))
     shuffler_cfg = config.serial["shuffler"].driver
