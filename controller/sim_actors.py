@@ -34,6 +34,8 @@ class Pins(Protocol):
 
     def press_lockout(self) -> None: ...
 
+    def press_next(self) -> None: ...
+
     def shake(self) -> None: ...
 
 
@@ -86,6 +88,9 @@ class Director:
             self._pins.press_lockout()
             return "lockout_pressed"
         if state == "Open_LockedOut":
+            if self._rng(rid, "confirm").random() < 0.5:
+                self._pins.press_next()  # NEXT on the dealer panel confirms the count
+                return "panel_next"
             return self._event("chips_confirmed")
         if state == "Open_StartingPosition_Dice":
             if int(rnd.get("shakes", 0)) < 3:
@@ -109,7 +114,8 @@ class Director:
                 return self._event("three_card_settled")
             return None
         if state == "Open_Play":
-            return self._event("play_complete")
+            self._pins.press_next()  # the dealer's NEXT: hands are set, settle
+            return "panel_next"
         if state == "Open_Settlement":
             outcomes = {int(p) for p in (rnd.get("outcomes") or {})}
             for key in sorted(rnd.get("wagers") or {}, key=int):

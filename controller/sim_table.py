@@ -211,6 +211,10 @@ class MockPins:
     def press_lockout(self) -> None:
         self._pulse(self._pins.lockout_button)
 
+    def press_next(self) -> None:
+        """The dealer panel's NEXT button."""
+        self._pulse(self._pins.panel_next)
+
     def shake(self) -> None:
         self._pulse(self._pins.shaker)
 

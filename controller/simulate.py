@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any, TextIO
+from typing import Any, Protocol, TextIO
 
 from controller.config import SIMULATED_TABLE, TableConfig, load_config
 from controller.devices import InputPort, NoiseMonitor, TableDevices
@@ -186,12 +186,23 @@ def build_service(
     return Service(config, owner, table, pins, director, plan, faults, sim)
 
 
+class StopFlag(Protocol):
+    """What `play` needs to know when to stop (a ``threading.Event`` will do)."""
+
+    def is_set(self) -> bool: ...
+
+
 class _Stop:
-    """SIGTERM / SIGINT set this; the main loop stops the owner cleanly."""
+    """SIGTERM / SIGINT set a plain flag; the main loop polls it and stops the owner cleanly.
+    The handler takes no lock: a signal handler runs in the main thread between bytecodes, and
+    ``threading.Event.set`` there can deadlock against the same thread's ``Event.wait``."""
 
     def __init__(self) -> None:
-        self.event = threading.Event()
+        self.requested = False
         self._old: dict[int, Any] = {}
+
+    def is_set(self) -> bool:
+        return self.requested
 
     def install(self) -> None:
         if threading.current_thread() is not threading.main_thread():
@@ -200,7 +211,11 @@ class _Stop:
             self._old[sig] = signal.signal(sig, self._handler)
 
     def _handler(self, signum: int, frame: FrameType | None) -> None:
-        self.event.set()
+        self.requested = True
+
+    def wait(self) -> None:
+        while not self.requested:
+            time.sleep(0.1)
 
     def restore(self) -> None:
         for sig, handler in self._old.items():
@@ -225,7 +240,7 @@ def _status_line(snap: PublicSnapshot) -> str:
 def play(
     service: Service,
     until_rounds: int | None,
-    stop: threading.Event,
+    stop: StopFlag,
     out: TextIO | None,
     status_lines: bool = False,
 ) -> int:
@@ -311,7 +326,7 @@ def run_headless(
     stopper.install()
     try:
         service.owner.start()
-        code = play(service, rounds, stopper.event, out)
+        code = play(service, rounds, stopper, out)
         snap = service.owner.public
         if out:
             print(
@@ -322,7 +337,7 @@ def run_headless(
                 flush=True,
             )
         if code == 0 and linger:
-            stopper.event.wait()
+            stopper.wait()
         return code
     finally:
         service.owner.stop()
@@ -353,7 +368,7 @@ def run_service(
             file=out,
             flush=True,
         )
-        return play(service, None, stopper.event, out, status_lines=True)
+        return play(service, None, stopper, out, status_lines=True)
     finally:
         service.owner.stop()
         service.close()

@@ -134,11 +134,14 @@ def test_rng_and_outputs_are_repaired_after_a_stop_mid_round(tmp_path: Path) -> 
     assert not any(e["type"] == "round_voided" for r in rows for e in r[3]["effects"])
     done = [r for r in rows if r[2] == "round_completed"]
     assert done[0][3]["round_id"] == 1
-    confirmed = [r for r in rows if r[2] == "chips_confirmed"]
-    assert len(confirmed) == 1  # the interrupted round went on from its lock-out
-    assert confirmed[0][1] == 1
     restart = [r[0] for r in rows if r[2] == "power_up"][1]
-    assert not [r for r in rows if r[2] == "chip_detected" and r[0] > restart]  # lock-out held
+    after = rows[restart:]  # rows[restart] is the entry right after the second power_up
+    # the interrupted round went on from its lock-out: the dealer's confirmation comes first
+    # (typed, or NEXT on the panel) and carries the contributions of the wagers lit before
+    assert after[0][2] in ("chips_confirmed", "panel_next") and after[0][1] == 1
+    contributed = [e for e in after[0][3]["effects"] if e["type"] == "meter_movement"]
+    assert (len(contributed) > 0) == (len(wagers) > 0)
+    assert not [r for r in after if r[2] == "chip_detected"]  # the lock-out held
     assert sum(1 for r in rows if r[2] == "chip_detected") == len(wagers)
 
 
