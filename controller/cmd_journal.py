@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal_audit import Replay, connect_read_only, export, schema_problems, verify
-from controller.journal_format import JSON, Entry, JournalError, decode_object
+from controller.journal_format import JSON, Entry, JournalError, completes_a_round, decode_object
 
 
 def register(sub: Any) -> None:
@@ -204,9 +204,7 @@ class CardRedactor:
     def see(self, entry: Entry) -> None:
         effects = entry.data.get("effects")
         effects = effects if isinstance(effects, list) else []
-        if entry.type == "round_completed" and not any(
-            isinstance(e, dict) and e.get("type") == "rejected" for e in effects
-        ):
+        if completes_a_round(entry.type, entry.data):
             rid = entry.data.get("round_id", entry.round_id)
             if isinstance(rid, int):
                 self.resolved.add(rid)

@@ -24,12 +24,12 @@ from controller.journal_format import (
     EXPECTED_TRIGGERS,
     GENESIS_HASH,
     JSON,
-    ROUND_COMPLETED,
     SCHEMA_SQL,
     SCHEMA_VERSION,
     Entry,
     JournalError,
     canonical_json,
+    completes_a_round,
     decode_object,
     entry_hash,
 )
@@ -202,8 +202,6 @@ class _Walk:
             computed = None
         if computed is not None and computed != digest:
             add(f"seq {seq}: hash mismatch (stored {digest}, computed {computed})")
-        if type_ == ROUND_COMPLETED:
-            self.rounds += 1
         self.last_seq, self.last_hash = seq, digest
         try:
             obj = decode_object(data, f"seq {seq}: data")
@@ -212,6 +210,8 @@ class _Walk:
         except (ValueError, TypeError) as exc:
             add(str(exc))
             return None
+        if completes_a_round(type_, obj):
+            self.rounds += 1
         return Entry(seq, ts_ms, round_id, type_, obj, prev, digest)
 
 

@@ -22,6 +22,20 @@ APPLICATION_ID = 0x50474A31
 GENESIS_HASH = "0" * 64
 ROUND_COMPLETED = "round_completed"
 
+
+def completes_a_round(type_: str, data: Mapping[str, object]) -> bool:
+    """True for an entry that completed a round: a ``round_completed`` the machine accepted (a
+    rejected one, e.g. re-posted after a restart, completes nothing). Everything that counts
+    rounds (verify, the owner, the simulator's stop rule) uses this one definition."""
+    if type_ != ROUND_COMPLETED:
+        return False
+    effects = data.get("effects")
+    return not (
+        isinstance(effects, list)
+        and any(isinstance(e, dict) and e.get("type") == "rejected" for e in effects)
+    )
+
+
 # One encoder, built once: canonical JSON = sorted keys, no whitespace, ASCII only, no NaN.
 _CANONICAL = json.JSONEncoder(
     sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False

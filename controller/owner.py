@@ -29,6 +29,7 @@ every later event (logged, never stepped) until a restart re-reads the last comm
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import queue
 import sqlite3
@@ -42,7 +43,12 @@ from typing import Any, Protocol
 
 from controller.journal import Journal, JournalError
 from controller.journal_audit import connect_read_only
-from controller.journal_format import ROUND_COMPLETED, canonical_json, check_json_object
+from controller.journal_format import (
+    ROUND_COMPLETED,
+    canonical_json,
+    check_json_object,
+    completes_a_round,
+)
 from controller.rng import DrawSource, check_draw, draw_position
 from fsm.events import JSON, Effect, Event
 
@@ -133,8 +139,8 @@ def count_rounds(path: str | Path) -> int:
         return 0
     conn = connect_read_only(p)
     try:
-        row = conn.execute("SELECT count(*) FROM journal WHERE type = ?", (ROUND_COMPLETED,))
-        return int(row.fetchone()[0])
+        rows = conn.execute("SELECT data FROM journal WHERE type = ?", (ROUND_COMPLETED,))
+        return sum(completes_a_round(ROUND_COMPLETED, json.loads(data)) for (data,) in rows)
     except sqlite3.Error:
         return 0
     finally:
@@ -377,7 +383,7 @@ class Owner:
             self._fail_storage(event, exc)
             return
         self._seq = entry.seq
-        if event.type == ROUND_COMPLETED:
+        if completes_a_round(event.type, data):
             self._rounds += 1
         posted: list[Event] = []
         self._apply(effects, posted)

@@ -507,3 +507,18 @@ def test_verify_of_a_live_journal_sees_one_consistent_snapshot(path: Path) -> No
         journal.close()
     assert [r.problems for r in reports if not r.ok] == []
     assert reports[-1].entries > 20
+
+
+def test_a_rejected_round_completed_is_not_a_completed_round(path: Path) -> None:
+    """A round_completed re-posted after a restart and refused by the machine completes nothing:
+    verify, the owner and the simulator's stop rule count only accepted ones."""
+    from controller.owner import count_rounds
+
+    journal = Journal.open(path)
+    snap: dict[str, object] = {"n": 1}
+    journal.append(1, 1, "round_completed", {"round_id": 1, "effects": []}, snap, {})
+    rejected = {"type": "rejected", "event": "round_completed", "reason": "not in RoundComplete"}
+    journal.append(2, 2, "round_completed", {"round_id": 1, "effects": [rejected]}, snap, {})
+    journal.close()
+    assert verify(path).rounds == 1
+    assert count_rounds(path) == 1
