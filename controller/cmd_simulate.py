@@ -41,6 +41,14 @@ def register(sub: Any) -> None:
         help="comma-separated KIND[=VALUE]@ROUND; kinds: " + ", ".join(KINDS),
     )
     p.add_argument("--linger", action="store_true", help="with --headless: keep serving")
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="without --headless: pause after each action of the scripted dealer, players and "
+        "supervisor (default 0.4, about five seconds a round; 0 = full speed)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log warnings and errors")
     p.set_defaults(func=run_simulate)
 
@@ -68,6 +76,9 @@ def run_simulate(args: argparse.Namespace) -> int:
     elif args.rounds is not None or args.linger:
         print("tablectl simulate: --rounds and --linger need --headless", file=err)
         return EXIT_BAD_INPUT
+    if args.pace is not None and (args.headless or not 0 <= args.pace <= 60):
+        print("tablectl simulate: --pace takes 0 to 60 seconds, without --headless", file=err)
+        return EXIT_BAD_INPUT
     try:
         config = simulate.load_sim_config(args.config)
     except ConfigError as exc:
@@ -86,8 +97,14 @@ def run_simulate(args: argparse.Namespace) -> int:
                 linger=args.linger,
                 out=sys.stdout,
             )
+        pace = simulate.DEFAULT_PACE_S if args.pace is None else args.pace
         return simulate.run_service(
-            db, args.seed, config_path=args.config, fault_spec=args.faults, out=sys.stdout
+            db,
+            args.seed,
+            config_path=args.config,
+            fault_spec=args.faults,
+            out=sys.stdout,
+            pace_s=pace,
         )
     except JournalError as exc:
         print(f"tablectl simulate: {exc}", file=err)

@@ -186,6 +186,10 @@ def build_service(
     return Service(config, owner, table, pins, director, plan, faults, sim)
 
 
+# ``make run``: a demonstration / training pace, about five seconds a round.
+DEFAULT_PACE_S = 0.4
+
+
 class StopFlag(Protocol):
     """What `play` needs to know when to stop (a ``threading.Event`` will do)."""
 
@@ -243,9 +247,12 @@ def play(
     stop: StopFlag,
     out: TextIO | None,
     status_lines: bool = False,
+    pace_s: float = 0.0,
 ) -> int:
     """Drive the scripted people until ``until_rounds`` rounds are journaled (None: until
-    ``stop``). Returns an exit code: 0 done, 3 no progress, 4 storage fault, 5 owner died."""
+    ``stop``). ``pace_s`` is a pause after each action so a person can follow the table (0 for
+    tests and headless runs). Returns an exit code: 0 done, 3 no progress, 4 storage fault, 5
+    owner died."""
     owner, director = service.owner, service.director
     snap = owner.public
     if snap.state == "Open_Dealing":  # restarted mid-deal: the dispense is never re-issued
@@ -255,6 +262,7 @@ def play(
     last_progress = time.monotonic()
     last_rounds = snap.rounds_completed
     same_place, place = 0, (snap.state, snap.round_id)
+    shown_state = ""
     while not stop.is_set():
         if snap.storage_fault:
             if out:
@@ -266,8 +274,13 @@ def play(
             return 5
         if until_rounds is not None and snap.rounds_completed >= until_rounds:
             return 0
-        if out and status_lines and snap.rounds_completed != last_rounds:
+        if (
+            out
+            and status_lines
+            and (snap.rounds_completed != last_rounds or (pace_s > 0 and snap.state != shown_state))
+        ):
             print(_status_line(snap), file=out, flush=True)
+            shown_state = snap.state
         last_rounds = snap.rounds_completed
         if service.faults is not None:
             service.faults.arm(snap.state, snap.round_id)
@@ -282,6 +295,7 @@ def play(
                     print(f"no progress in {snap.state} after {same_place} actions", file=out)
                 return 3
             _settle(owner, snap.seq)
+            _pause(pace_s, stop)
             last_progress = time.monotonic()
             snap = owner.public
             continue
@@ -301,6 +315,13 @@ def play(
                 print(f"no progress for {idle:.0f} s in {snap.state}: giving up", file=out)
             return 3
     return 0
+
+
+def _pause(seconds: float, stop: StopFlag) -> None:
+    """Sleep up to ``seconds`` in small steps, waking early when a stop is requested."""
+    end = time.monotonic() + seconds
+    while not stop.is_set() and time.monotonic() < end:
+        time.sleep(min(0.05, end - time.monotonic()))
 
 
 def _settle(owner: Owner, seq: int) -> None:
@@ -352,8 +373,10 @@ def run_service(
     config_path: str | Path | None = None,
     fault_spec: str | None = None,
     out: TextIO = sys.stdout,
+    pace_s: float = DEFAULT_PACE_S,
 ) -> int:
-    """The simulated table until SIGTERM / Ctrl-C, one status line per round."""
+    """The simulated table until SIGTERM / Ctrl-C at a pace a person can follow (``pace_s``
+    after each action of the scripted people), one status line per state."""
     config = load_sim_config(config_path)
     path = Path(db) if db is not None else config.journal_path
     service = build_service(config, path, seed, fault_spec)
@@ -368,7 +391,7 @@ def run_service(
             file=out,
             flush=True,
         )
-        return play(service, None, stopper, out, status_lines=True)
+        return play(service, None, stopper, out, status_lines=True, pace_s=pace_s)
     finally:
         service.owner.stop()
         service.close()

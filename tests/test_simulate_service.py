@@ -28,7 +28,7 @@ def test_service_prints_a_status_line_per_round_and_stops_cleanly_on_sigterm(
     tmp_path: Path,
 ) -> None:
     db = tmp_path / "run.db"
-    proc = _spawn("--db", str(db), "--seed", "2")
+    proc = _spawn("--db", str(db), "--seed", "2", "--pace", "0")
     assert proc.stdout is not None
     lines = []
     try:
@@ -47,6 +47,29 @@ def test_service_prints_a_status_line_per_round_and_stops_cleanly_on_sigterm(
     rounds = sum(1 for r in _rows(db) if r[2] == "round_completed")
     assert rounds >= 3
     check_journal(db, rounds)
+
+
+def test_make_run_paces_the_table_for_a_person_with_a_line_per_state(tmp_path: Path) -> None:
+    """`make run` (simulate without --headless) is for demonstration and dealer training: at the
+    default pace the table moves slowly enough to follow and each state change gets a line."""
+    db = tmp_path / "paced.db"
+    proc = _spawn("--db", str(db), "--seed", "3")
+    assert proc.stdout is not None
+    lines: list[str] = []
+    try:
+        for line in proc.stdout:
+            lines.append(line)
+            if "Open_LockedOut" in line:
+                break
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 0, err[-2000:]
+    states = [x.split(" | ")[2] for x in lines if " | journal seq " in x]
+    assert states[-2:] == ["Open_Betting", "Open_LockedOut"]  # the lock-out shown as it happens
+    assert all(x.startswith("0 rounds") for x in lines[1:])  # not a blur of finished rounds
 
 
 def test_headless_linger_keeps_serving_until_sigterm_with_exactly_n_rounds(
