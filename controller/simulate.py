@@ -254,11 +254,7 @@ def play(
     tests and headless runs). Returns an exit code: 0 done, 3 no progress, 4 storage fault, 5
     owner died."""
     owner, director = service.owner, service.director
-    snap = owner.public
-    if snap.state == "Open_Dealing":  # restarted mid-deal: the dispense is never re-issued
-        director.interrupted(snap, "the table restarted while the shoe was dealing")
-        _settle(owner, snap.seq)
-        snap = owner.public
+    snap = owner.public  # restarted mid-deal: the machine faults it (DEAL_INTERRUPTED) by itself
     last_progress = time.monotonic()
     last_rounds = snap.rounds_completed
     same_place, place = 0, (snap.state, snap.round_id)

@@ -181,17 +181,22 @@ def test_restore_from_a_damaged_snapshot_is_a_clear_error() -> None:
             RoundMachine.restore(t.cfg, {**snap, **damage})
 
 
-def test_power_up_rearms_deadline_of_reissued_shuffle_but_not_of_a_dead_deal() -> None:
+def test_power_up_rearms_deadline_of_reissued_shuffle_and_faults_a_dead_deal_at_once() -> None:
     """After a power cut the shuffle is asked again (outputs) with a fresh deadline; the deal is
-    not, so its old deadline stands and the round is voided through the fault."""
+    not: it falls due at once as DEAL_INTERRUPTED and the round is voided through the fault."""
     t = reach("Open_Shuffling")
     m = RoundMachine.restore(t.cfg, t.m.snapshot())
     later = t.t + 3_600_000
     m.step(Event("power_up", {}), later)
     assert m.next_deadline_ms() == later + t.cfg.shuffle_timeout_ms
     d = reach("Open_Dealing")
-    old = d.m.next_deadline_ms()
+    soon = d.t + 1_000  # restarted well inside the dispense timeout
     m2 = RoundMachine.restore(d.cfg, d.m.snapshot())
-    m2.step(Event("power_up", {}), later)
-    assert m2.next_deadline_ms() == old
+    m2.step(Event("power_up", {}), soon)
+    assert m2.next_deadline_ms() == soon
     assert {"type": "dispense", "stacks": 7, "cards": 7} not in m2.outputs()
+    m2.step(Event("deadline", {}), soon)
+    assert m2.state == "Fault"
+    assert m2.snapshot()["fault"]["faults"][0]["code"] == "DEAL_INTERRUPTED"
+    effects = m2.step(Event("fault_cleared", {"supervisor": "ana"}), soon + 1)
+    assert any(e["type"] == "round_voided" for e in effects)

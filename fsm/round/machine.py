@@ -133,6 +133,7 @@ FAULT_CODES: dict[str, str] = {
     "SHUFFLER_TIMEOUT": "no shuffle_complete within shuffle_timeout_ms",
     "RNG_TIMEOUT": "no rng_drawn within rng_timeout_ms",
     "SHOE_TIMEOUT": "no dealt within dispense_timeout_ms",
+    "DEAL_INTERRUPTED": "the controller restarted while the shoe was dealing (due at power_up)",
     "(device codes)": "fault_raised from drivers/controller: any code, journaled as given",
 }
 
@@ -1338,8 +1339,9 @@ def _p_deadline(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     if m._now < int(dl[0]):
         raise _Reject(f"deadline not reached: due at {dl[0]}")
     code, device = str(dl[1]), str(dl[2])
+    detail = str(dl[3]) if len(dl) > 3 else f"{device} did not answer in time"
     here = m.state
-    return S.FAULT, lambda: m._enter_fault(code, device, f"{device} did not answer in time", here)
+    return S.FAULT, lambda: m._enter_fault(code, device, detail, here)
 
 
 def _p_panel_next(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
@@ -1383,13 +1385,21 @@ def _p_informational(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
 
 def _p_power_up(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     """The reconcile event after a restart (the owner applies ``outputs()`` next). The requests
-    ``outputs()`` issues again (shuffle, draw_rng) get a fresh deadline from now; a dispense is
-    not issued again, so the Dealing deadline stands and a dead deal becomes a fault (a void)."""
+    ``outputs()`` issues again (shuffle, draw_rng) get a fresh deadline from now. A dispense is
+    never issued again: a deal cut by a restart cannot be trusted, so its deadline falls due at
+    once with the fault DEAL_INTERRUPTED, and clearing it voids the round (NJ 13:69E-1.39B(h))."""
     state = m.state
 
     def act() -> None:
         if state in (S.SHUFFLING, S.RNG):
             m._deadline = m._deadline_for(state)
+        elif state == S.DEALING:
+            m._deadline = [
+                m._now,
+                "DEAL_INTERRUPTED",
+                "shoe",
+                "the controller restarted while the shoe was dealing",
+            ]
 
     return S.INTERNAL, act
 
