@@ -95,6 +95,7 @@ EVENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "display_test": ((), ()),
     "deadline": ((), ()),
     "panel_next": ((), ()),
+    "panel_void": ((), ()),
     "shaker_lid": (("lifted",), ()),
     "power_up": ((), ("software_hash", "storage", "restored_seq")),
     "supervisor_key": (("on",), ()),
@@ -286,6 +287,7 @@ class RoundMachine:
         }
         self._bank = BankRotation()
         self._fault: dict[str, Any] | None = None
+        self._key_on = False  # the supervisor key switch of the dealer panel
         self._deadline: list[Any] | None = None  # [ms, code, device]
         self._effects: list[Effect] = []
         self._action: Callable[[], None] | None = None
@@ -413,6 +415,7 @@ class RoundMachine:
                 "interrupted": self._fault["interrupted"],
             },
             "deadline": None if self._deadline is None else list(self._deadline),
+            "supervisor_key": self._key_on,
             "meters": {n: m.to_json() for n, m in self._meters.items()},
             "config": self._config.to_mapping(),
         }
@@ -436,6 +439,7 @@ class RoundMachine:
             else {"faults": [dict(x) for x in f["faults"]], "interrupted": f["interrupted"]}
         )
         self._deadline = None if snap["deadline"] is None else list(snap["deadline"])
+        self._key_on = bool(snap.get("supervisor_key", False))
         self._meters = {n: LevelMeters.from_json(dict(m)) for n, m in snap["meters"].items()}
 
     # --- outputs ---------------------------------------------------------------------------
@@ -1344,9 +1348,64 @@ def _p_deadline(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     return S.FAULT, lambda: m._enter_fault(code, device, detail, here)
 
 
-def _p_panel_next(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    """The dealer panel's NEXT button: the step the state waits on from the dealer."""
+# Who the journal names for a supervisor's step taken at the dealer panel: the holder of the
+# supervisor key (the casino's key-control log says who that was).
+PANEL_SUPERVISOR = "panel-key"
+
+
+def _panel_supervisor(m: RoundMachine, button: str, what: str) -> dict[str, JSON]:
+    if not m._key_on:
+        raise _Reject(f"{button} here {what}: it needs the supervisor key switch on")
+    return {"supervisor": PANEL_SUPERVISOR}
+
+
+def _first_pending(m: RoundMachine) -> int:
+    if not m._r.pending:
+        raise _Reject("no hit awaits validation")
+    return int(m._r.pending[0]["position"])
+
+
+def _p_supervisor_key(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    on = _field(d, "on")
+    if not isinstance(on, bool):
+        raise _Reject("on: must be true or false")
+
+    def act() -> None:
+        m._key_on = on
+
+    return S.INTERNAL, act
+
+
+def _p_panel_void(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    """The dealer panel's VOID button, a supervisor's step (key switch on): void the pending hit
+    (NY (k)(3)), void the faulted round by rule, void the RNG draw so it is drawn again (the only
+    way to a second draw), or close a table with no round in progress."""
     state = m.state
+    if state == S.JACKPOT_PENDING:
+        sup = _panel_supervisor(m, "VOID", "voids the pending hit")
+        reason = "voided at the dealer panel"
+        return _p_hit_voided(m, {**sup, "position": _first_pending(m), "reason": reason})
+    if state == S.FAULT:
+        sup = _panel_supervisor(m, "VOID", "clears the fault and voids the round")
+        return _p_fault_cleared(m, {**sup, "void": True})
+    if state == S.SIDE_WAGERS:
+        sup = _panel_supervisor(m, "VOID", "voids the RNG draw")
+        return _p_rng_void(m, {**sup, "reason": "draw voided at the dealer panel"})
+    sup = _panel_supervisor(m, "VOID", "closes the table")
+    return _p_table_closed(m, sup)
+
+
+def _p_panel_next(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    """The dealer panel's NEXT button: the step the state waits on from the dealer; with the
+    supervisor key switch on, the supervisor's step where the state waits on a supervisor."""
+    state = m.state
+    if state == S.CLOSED:
+        return _p_table_opened(m, _panel_supervisor(m, "NEXT", "opens the table"))
+    if state == S.JACKPOT_PENDING:
+        sup = _panel_supervisor(m, "NEXT", "validates the pending hit")
+        return _p_hit_validated(m, {**sup, "position": _first_pending(m)})
+    if state == S.FAULT:
+        return _p_fault_cleared(m, _panel_supervisor(m, "NEXT", "clears the fault"))
     if state == S.LOCKED_OUT:
         return _p_chips_confirmed(m, d)
     if state == S.SIDE_WAGERS:
@@ -1408,7 +1467,8 @@ _PLANNERS: dict[str, Callable[[RoundMachine, Mapping[str, JSON]], Plan]] = {
     "panel_next": _p_panel_next,
     "shaker_lid": _p_shaker_lid,
     "power_up": _p_power_up,
-    "supervisor_key": _p_informational,
+    "supervisor_key": _p_supervisor_key,
+    "panel_void": _p_panel_void,
     "device_recovered": _p_informational,
     "table_opened": _p_table_opened,
     "table_closed": _p_table_closed,

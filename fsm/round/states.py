@@ -125,12 +125,27 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         (SIDE_WAGERS, (DEALING,)),
         (DEALING, (INTERNAL,)),
         (PLAY, (SETTLEMENT, JACKPOT_PENDING, ROUND_COMPLETE)),
+        (CLOSED, (SHUFFLING,)),
+        (JACKPOT_PENDING, (INTERNAL, ROUND_COMPLETE)),
+        (FAULT, tuple(s for s in LEAF_STATES if s != FAULT)),
+    ],
+    # with the supervisor key switch on, NEXT also does the supervisor's step of the state
+    # (open the table, validate the pending hit, clear a fault so the round resumes)
+    # and VOID the supervisor's void (the hit, the faulted round, the RNG draw, an idle table)
+    "panel_void": [
+        (BETTING, (CLOSED,)),
+        (SHUFFLING, (CLOSED,)),
+        (SIDE_WAGERS, (RNG,)),
+        (JACKPOT_PENDING, (INTERNAL, ROUND_COMPLETE)),
+        (FAULT, tuple(s for s in LEAF_STATES if s != FAULT)),
     ],
     # the shaker's lid sensor: in Dice, a lift before three shakes requires a re-shake
     "shaker_lid": [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)],
 }
 # Informational inputs, journaled and accepted in every state, changing nothing.
-INFORMATIONAL = ("power_up", "supervisor_key", "device_recovered")
+INFORMATIONAL = ("power_up", "device_recovered")
+# The supervisor key switch is accepted in every state; its position is kept for the panel.
+TRANSITIONS["supervisor_key"] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]
 for _name in INFORMATIONAL:
     TRANSITIONS[_name] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]
 
