@@ -215,6 +215,18 @@ class MockPins:
         """The dealer panel's NEXT button."""
         self._pulse(self._pins.panel_next)
 
+    def press_void(self) -> None:
+        """The dealer panel's VOID button."""
+        self._pulse(self._pins.panel_void)
+
+    def turn_key(self, on: bool) -> None:
+        """The supervisor key switch, a held input: low while turned on."""
+        pin = self._factory.pin(self._pins.supervisor_key)
+        if on:
+            pin.drive_low()
+        else:
+            pin.drive_high()
+
     def shake(self) -> None:
         self._pulse(self._pins.shaker)
 
