@@ -240,10 +240,14 @@ def test_dispense_seven_stacks_of_seven_and_four_cards_remain() -> None:
 
 
 def test_three_card_bonus_deals_threes_then_fours_n2() -> None:
+    """NY 5324.41(n)(2): stacks of three first, then (after (n)(6)) stacks of four; here with
+    every betting area holding a pai gow wager (the full procedure: test_round_three_card.py)."""
     t = Table(three_card_bonus=True)
     t.open()
-    t.lock(1)
-    eff = t.ev("rng_drawn", value=1)
+    t.ev("chip_detected", position=1)
+    t.ev("pai_gow_wagers", positions=[1, 2, 3, 4, 5, 6])
+    t.ev("lockout_pressed")
+    eff = t.ev("chips_confirmed")
     assert {"type": "dispense", "stacks": 7, "cards": 3} in eff
     t.ev("dealt", remaining=32)
     assert t.m.next_deadline_ms() is None  # the dealer settles the threes: no shoe timeout

@@ -102,8 +102,15 @@ def _next_event(draw: Any, m: RoundMachine) -> tuple[str, dict[str, Any]]:
             ("bank_accepted", {"position": draw(pos)}),
             ("table_closed", {"supervisor": SUP}),
         ]
+        if m.config.three_card_bonus:  # NY (n)(4): the dealer enters the pai gow positions
+            lit = {int(k) for k in r["wagers"]}
+            more = set(draw(st.lists(pos, max_size=6)))
+            c += [("pai_gow_wagers", {"positions": sorted(lit | more)})] * 2
     elif state == "Open_LockedOut":
         lit = [int(k) for k in r["wagers"]]
+        if m.config.three_card_bonus and r["pai_gow"] is None:
+            more = set(draw(st.lists(pos, min_size=1, max_size=6)))
+            c += [("pai_gow_wagers", {"positions": sorted(set(lit) | more)})] * 6
         c += [("chips_confirmed", {})] * 4 + [
             ("chips_mismatch", {"counted": draw(st.integers(0, 7))}),
             ("chips_resolved", {"supervisor": SUP, "positions": lit[: draw(st.integers(0, 6))]}),
@@ -134,10 +141,16 @@ def _next_event(draw: Any, m: RoundMachine) -> tuple[str, dict[str, Any]]:
             ("rng_void", {"supervisor": SUP, "reason": "test"}),
         ]
     elif state == "Open_Dealing":
-        data: dict[str, Any] = {"remaining": 32 if r["stage"] == "three" else 4}
-        if m.config.card_reading_shoe and r["stage"] != "three":
+        # NY (n)(4)-(5), (n)(7)(ii): p pai gow positions and the dealer get the stacks
+        seats = len(r["pai_gow"]) + 1 if r["pai_gow"] else 7
+        size = {"three": 3, "four": 4}.get(r["stage"], 7)
+        data: dict[str, Any] = {"remaining": 53 - seats * (7 if r["stage"] == "four" else size)}
+        if m.config.card_reading_shoe:
             deck = draw(st.permutations(list(range(53))))
-            data["stacks"] = [deck[i * 7 : i * 7 + 7] for i in range(7)]
+            if r["stage"] == "four":  # cards not among the stacks of three already read
+                seen = {c for h in snap["round"]["threes"].values() for c in h}
+                deck = [c for c in deck if c not in seen]
+            data["stacks"] = [deck[i * size : i * size + size] for i in range(seats)]
         c += [("dealt", data)] * 4 + [
             ("three_card_settled", {}),
             ("dealt", {"remaining": draw(st.integers(0, 53))}),

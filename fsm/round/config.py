@@ -3,8 +3,9 @@
 Responsible for: turning the ``game`` section of the table's configuration into a frozen
 ``GameConfig``, rejecting anything the regulations forbid (a progressive wager other than $1 or
 $5 (NY 5324.41(k)(1)); a rate of progression under 21% of a $1 or 27% of a $5 wager (k)(5); 1-7
-side wager odds outside 5.5:1..6:1 or without a random number generator (j)(1),(j)(2)(vi)), with a
-``ValueError`` whose message starts with the full key path. Unknown keys are errors.
+side wager odds outside 5.5:1..6:1 or without a random number generator (j)(1),(j)(2)(vi); the
+three-card bonus with an RNG or dice starting position or with the 1-7 side wager (n)(4), (j)(1)),
+with a ``ValueError`` whose message starts with the full key path. Unknown keys are errors.
 
 Must never: read a file other than the pay table it names, read the clock, or touch a meter.
 """
@@ -23,7 +24,9 @@ from fsm.ranking import RankingOptions
 MIN_RATE_BP = {100: 2100, 500: 2700}
 SIDE_WAGER_MIN_ODDS = Fraction(11, 2)  # NY 5324.41(j)(2)(vi): no less than 5.5:1
 SIDE_WAGER_MAX_ODDS = Fraction(6, 1)  # ... and no more than 6:1
-START_MODES = ("rng", "dice")
+# "three_card": the three-card bonus procedure, NY 5324.41(n)(4): the starting position is the
+# player position farthest to the dealer's left holding a pai gow wager (no RNG, no dice).
+START_MODES = ("rng", "dice", "three_card")
 BANK_START_RULES = ("table_open", "every_shuffle")
 
 
@@ -148,7 +151,9 @@ class GameConfig:
     """The ``game`` section: options of the round and the progressive levels."""
 
     table_id: str = "T1"
-    start_mode: str = "rng"  # "rng" (approved RNG) or "dice" (shaker): table-rules.md
+    # "rng" (approved RNG) or "dice" (shaker): table-rules.md; "three_card" with (and only with)
+    # the three-card bonus: NY 5324.41(n)(4)
+    start_mode: str = "rng"
     progressive_wager_cents: int = 100  # NY 5324.41(k)(1): $1 or $5
     paytable: str = "ny-5324-41-k4"
     levels: tuple[ProgressiveLevel, ...] = (
@@ -218,7 +223,22 @@ class GameConfig:
     def from_mapping(cls, data: Mapping[str, object], where: str = "game") -> GameConfig:
         _check_keys(data, set(cls.KEYS), where)
         table_id = _str(data, "table_id", where, "T1")
-        start_mode = _choice(data, "start_mode", where, START_MODES, "rng")
+        three_card = _bool(data, "three_card_bonus", where, False)
+        start_mode = _choice(
+            data, "start_mode", where, START_MODES, "three_card" if three_card else "rng"
+        )
+        if three_card and start_mode != "three_card":
+            raise ValueError(
+                f"{_where(where, 'start_mode')}: {start_mode!r} cannot be used with the "
+                "three-card bonus: the starting position is the player position farthest to the "
+                "dealer's left with a pai gow wager (NY 5324.41(n)(4)); use 'three_card' or leave "
+                "start_mode out"
+            )
+        if start_mode == "three_card" and not three_card:
+            raise ValueError(
+                f"{_where(where, 'start_mode')}: 'three_card' is the dealing procedure of the "
+                "three-card bonus (NY 5324.41(n)); it needs three_card_bonus = true"
+            )
         wager = _int(data, "progressive_wager_cents", where, 100)
         if wager not in MIN_RATE_BP:
             raise ValueError(
@@ -264,6 +284,12 @@ class GameConfig:
             raise ValueError(
                 f"{side_where}.odds: {odds} is outside 5.5:1 to 6:1 (NY 5324.41(j)(2)(vi))"
             )
+        if side_offered and three_card:
+            raise ValueError(
+                f"{side_where}.offered: the 1-7 side wager cannot be offered with the three-card "
+                "bonus: it needs a random number generator to pick the starting position "
+                "(NY 5324.41(j)(1)), and the three-card procedure has none (NY 5324.41(n)(4))"
+            )
         if side_offered and start_mode != "rng":
             raise ValueError(
                 f"{side_where}.offered: the 1-7 side wager needs start_mode = 'rng' "
@@ -288,7 +314,7 @@ class GameConfig:
             paytable=paytable,
             levels=levels,
             card_reading_shoe=_bool(data, "card_reading_shoe", where, False),
-            three_card_bonus=_bool(data, "three_card_bonus", where, False),
+            three_card_bonus=three_card,
             player_banking=_bool(data, "player_banking", where, False),
             bank_start_of_game=_choice(
                 data, "bank_start_of_game", where, BANK_START_RULES, "table_open"

@@ -51,6 +51,8 @@ from fsm.round.position import (
     dice_number,
     seat_for_number,
     side_wager_payout_cents,
+    three_card_number,
+    three_card_order,
 )
 
 SNAPSHOT_VERSION = 1
@@ -68,6 +70,7 @@ EVENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "bank_accepted": (("position",), ()),
     "bank_released": ((), ()),
     "lockout_pressed": ((), ()),
+    "pai_gow_wagers": (("positions",), ()),
     "chips_confirmed": ((), ()),
     "chips_mismatch": (("counted",), ()),
     "chips_resolved": (("supervisor", "positions"), ()),
@@ -110,9 +113,11 @@ EFFECT_TYPES: dict[str, str] = {
     "acceptors": '{"armed": bool} the acceptors take progressive wagers or not',
     "shuffle": "{} command the shuffler",
     "draw_rng": "{} the owner draws 1..7 with the OS CSPRNG and posts rng_drawn",
-    "dispense": '{"stacks": 7, "cards": 7|3|4} command the shoe',
+    "dispense": '{"stacks": 7, "cards": 7} command the shoe; with the three-card bonus '
+    '{"stacks": n + 1, "cards": 3} then {"stacks": n + 1, "cards": 4}, n pai gow positions',
     "alert": '{"to": "supervisor"|"dealer", "code": str, "detail": str}',
-    "starting_position": '{"number": 1..7, "seat": 0..6, "order": [7 seats], "bank": int|None}',
+    "starting_position": '{"number": 1..7, "seat": 0..6, "order": [seats], "bank": int|None} '
+    "order: 7 seats, or with the three-card bonus the pai gow positions and the dealer",
     "bank_offer": '{"order": [areas]} offer the bank in this order (h)(3)',
     "bank": '{"position": int|None} who banks this round (None: the house)',
     "meter_movement": '{"level", "kind", "round_id", "display_cents", "overflow_cents", '
@@ -130,7 +135,8 @@ EFFECT_TYPES: dict[str, str] = {
 
 FAULT_CODES: dict[str, str] = {
     "DECK_COUNT_<n>": "the shuffler counted n != 53 cards; the deck never deals (to Shuffling)",
-    "MISDEAL_REMAINING_<n>": "the shoe left n cards (4 expected, 32 after the 3-card stacks)",
+    "MISDEAL_REMAINING_<n>": "the shoe left n cards (4 expected; with the three-card bonus "
+    "53 - 3(p + 1) after the threes, 53 - 7(p + 1) after the fours, p pai gow positions)",
     "SHUFFLER_TIMEOUT": "no shuffle_complete within shuffle_timeout_ms",
     "RNG_TIMEOUT": "no rng_drawn within rng_timeout_ms",
     "SHOE_TIMEOUT": "no dealt within dispense_timeout_ms",
@@ -218,7 +224,10 @@ class RoundData:
     side_bets: list[list[int]] | None = None  # [area, number, cents] recorded before the draw
     side_results: list[dict[str, Any]] | None = None
     stage: str = ""  # dealing: "" not started, "three", "three_dealt", "four", "seven", "done"
+    # the betting areas holding a pai gow wager, entered by the dealer (three-card bonus, (n)(4))
+    pai_gow: list[int] | None = None
     hands: dict[int, list[int]] = field(default_factory=dict)  # seat -> cards: HIDDEN
+    threes: dict[int, list[int]] = field(default_factory=dict)  # seat -> 3 cards read: HIDDEN
     outcomes: dict[int, str | None] = field(default_factory=dict)  # area -> line / None (lost)
     pending: list[dict[str, Any]] = field(default_factory=list)  # hits awaiting a supervisor
     paid: list[dict[str, Any]] = field(default_factory=list)
@@ -239,6 +248,7 @@ class RoundData:
             if self.side_results is None
             else [dict(x) for x in self.side_results],
             "stage": self.stage,
+            "pai_gow": None if self.pai_gow is None else list(self.pai_gow),
             "outcomes": {str(k): v for k, v in sorted(self.outcomes.items())},
             "pending": [dict(p) for p in self.pending],
             "paid": [dict(p) for p in self.paid],
@@ -246,6 +256,7 @@ class RoundData:
         }
         if hidden:
             d["hands"] = {str(k): list(v) for k, v in sorted(self.hands.items())}
+            d["threes"] = {str(k): list(v) for k, v in sorted(self.threes.items())}
         return d
 
     @classmethod
@@ -265,7 +276,9 @@ class RoundData:
             if d["side_results"] is None
             else [dict(x) for x in d["side_results"]],
             stage=d["stage"],
+            pai_gow=None if d.get("pai_gow") is None else [int(a) for a in d["pai_gow"]],
             hands={int(k): list(v) for k, v in d.get("hands", {}).items()},
+            threes={int(k): list(v) for k, v in d.get("threes", {}).items()},
             outcomes={int(k): v for k, v in d["outcomes"].items()},
             pending=[dict(p) for p in d["pending"]],
             paid=[dict(p) for p in d["paid"]],
@@ -482,9 +495,11 @@ class RoundMachine:
         if state == S.RNG and self._r.rng_value is None:
             return [{"type": "draw_rng"}]
         if state == S.DEALING:
-            three = self._config.three_card_bonus
-            self._r.stage = "three" if three else "seven"
-            return [{"type": "dispense", "stacks": STACKS, "cards": 3 if three else 7}]
+            if self._config.three_card_bonus:  # NY 5324.41(n)(2), (n)(4)-(5): stacks of three
+                self._r.stage = "three"
+                return [{"type": "dispense", "stacks": len(self._delivery_seats()), "cards": 3}]
+            self._r.stage = "seven"
+            return [{"type": "dispense", "stacks": STACKS, "cards": 7}]
         if state == S.ROUND_COMPLETE:
             return [self._post_round_completed()]
         if state == S.BETTING:
@@ -610,7 +625,35 @@ class RoundMachine:
             }
         )
 
+    def _set_start_three_card(self) -> None:
+        """NY 5324.41(n)(4): the starting position is the player position farthest to the
+        dealer's left at which a pai gow wager was placed; no number is drawn or counted."""
+        r = self._r
+        order = self._delivery_seats()
+        r.start_seat = order[0]
+        r.start_number = three_card_number(order[0])
+        self._emit(
+            {
+                "type": "starting_position",
+                "number": r.start_number,
+                "seat": r.start_seat,
+                "order": order,
+                "bank": self._bank.current,
+            }
+        )
+
+    def _delivery_seats(self) -> list[int]:
+        """The seats in the order the stacks reach them: with the three-card bonus only the pai
+        gow positions, farthest left first, then the dealer ((n)(4)-(5), (n)(7)(ii)); otherwise
+        every seat from the starting position, clockwise ((f)(3)(iii))."""
+        r = self._r
+        if self._config.three_card_bonus and r.pai_gow:
+            return three_card_order(r.pai_gow)
+        return delivery_order(r.start_seat if r.start_seat is not None else 0)
+
     def _start_route(self) -> str:
+        if self._config.three_card_bonus:
+            return S.DEALING
         return S.RNG if self._config.start_mode == "rng" else S.DICE
 
     def _after_rng_route(self) -> str:
@@ -620,8 +663,8 @@ class RoundMachine:
         """Simultaneous hits in a deterministic order: the seats in the order the stacks reached
         them, from the starting position (NY 5321.18(b)(3)(iii))."""
         wanted = set(areas)
-        start = self._r.start_seat if self._r.start_seat is not None else 0
-        return [s for s in delivery_order(start) if s in wanted]
+        order = self._delivery_seats()
+        return [s for s in order if s in wanted] + sorted(wanted - set(order))
 
     def _resolution(self) -> tuple[str, Callable[[], None]]:
         """Settle every wagered area's outcome: fixed amounts not deducted are paid from the chip
@@ -851,10 +894,71 @@ def _p_lockout_pressed(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     return S.LOCKED_OUT, lambda: None
 
 
+def _three_card_ready(m: RoundMachine, wagered: Iterable[int]) -> None:
+    """With the three-card bonus the deal needs the dealer's pai gow positions, and every
+    progressive wager must be at one of them (NY 5324.41(k)(1), (n)(4)-(5))."""
+    if not m._config.three_card_bonus:
+        return
+    pai_gow = m._r.pai_gow
+    if not pai_gow:
+        raise _Reject(
+            "pai_gow_wagers: enter the positions holding a pai gow wager before the deal; the "
+            "stacks go only to them (NY 5324.41(n)(4), (n)(5))"
+        )
+    outside = sorted(set(wagered) - set(pai_gow))
+    if outside:
+        raise _Reject(
+            f"position {outside[0]}: a progressive wager without a pai gow wager; only a player "
+            "with a pai gow wager may make one (NY 5324.41(k)(1)): enter it in pai_gow_wagers "
+            "or resolve the wagers"
+        )
+
+
+def _after_count(m: RoundMachine) -> None:
+    """The chip count is confirmed: contribute; with the three-card bonus the starting position
+    is known at once (no RNG, no dice, (n)(4))."""
+    m._contribute()
+    if m._config.three_card_bonus:
+        m._set_start_three_card()
+
+
+def _p_pai_gow_wagers(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    """The dealer enters the betting areas holding a pai gow wager (the controller does not see
+    the main game's chips). Only with the three-card bonus, where the stacks go to them alone
+    (NY 5324.41(n)(4)-(5), (n)(7)(ii)); replaceable until the chip count is confirmed. Every
+    lit progressive wager must be among them (NY 5324.41(k)(1))."""
+    if not m._config.three_card_bonus:
+        raise _Reject(
+            "pai gow positions are entered only with the three-card bonus (game.three_card_bonus)"
+        )
+    raw = _field(d, "positions")
+    if not isinstance(raw, list) or not raw:
+        raise _Reject("positions: must be a non-empty list of betting areas 1..6")
+    positions: list[int] = []
+    for i, p in enumerate(raw):
+        if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= AREAS:
+            raise _Reject(f"positions[{i}]: must be a betting area 1..6, not {p!r}"[:120])
+        if p in positions:
+            raise _Reject(f"positions[{i}]: {p} appears twice")
+        positions.append(p)
+    outside = sorted(set(m._r.wagers) - set(positions))
+    if outside:
+        raise _Reject(
+            f"positions: position {outside[0]} has a progressive wager, so it holds a pai gow "
+            "wager too (NY 5324.41(k)(1)): include it"
+        )
+
+    def act() -> None:
+        m._r.pai_gow = sorted(positions)
+
+    return S.INTERNAL, act
+
+
 def _p_chips_confirmed(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     if m._r.mismatch is not None:
         raise _Reject("the chip count did not match the lights: a supervisor resolves it")
-    return m._start_route(), m._contribute
+    _three_card_ready(m, m._r.wagers)
+    return m._start_route(), lambda: _after_count(m)
 
 
 def _p_chips_mismatch(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
@@ -891,12 +995,13 @@ def _p_chips_resolved(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
         if p in positions:
             raise _Reject(f"positions[{i}]: {p} appears twice")
         positions.append(p)
+    _three_card_ready(m, positions)
 
     def act() -> None:
         r = m._r
         r.wagers = {p: r.wagers[p] for p in sorted(positions)}
         r.mismatch = None
-        m._contribute()
+        _after_count(m)
 
     return m._start_route(), act
 
@@ -1045,63 +1150,83 @@ def _p_side_wagers_settled(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
 _SEAT_KEYS = {"dealer": 0, "0": 0, **{str(a): a for a in range(1, AREAS + 1)}}
 
 
-def _parse_hands(m: RoundMachine, d: Mapping[str, JSON]) -> dict[int, list[int]] | None:
-    """Hands from a card-reading shoe, keyed by seat. Reasons never name a card."""
+def _read_card(seat: int, c: Any) -> int:
+    if isinstance(c, bool):
+        raise _Reject(f"hands: seat {seat} holds something that is not a card")
+    if isinstance(c, int) and 0 <= c <= JOKER:
+        return c
+    if isinstance(c, str):
+        try:
+            return parse_card(c)
+        except CardError:
+            raise _Reject(f"hands: seat {seat} holds something that is not a card") from None
+    raise _Reject(f"hands: seat {seat} holds something that is not a card")
+
+
+def _parse_hands(
+    m: RoundMachine, d: Mapping[str, JSON], size: int, seen: Iterable[int] = ()
+) -> dict[int, list[int]] | None:
+    """The cards of one dispense from a card-reading shoe, keyed by seat: ``hands`` maps each
+    seat dealt to ``size`` cards, or ``stacks`` lists the stacks in the order dispensed, mapped
+    by the delivery order (every seat from the starting position; with the three-card bonus the
+    pai gow positions farthest left first, then the dealer). Cards already ``seen`` (the
+    three-card stacks) may not appear again. Reasons never name a card."""
     hands_raw = d.get("hands")
     stacks_raw = d.get("stacks")
     if hands_raw is None and stacks_raw is None:
         return None
+    order = m._delivery_seats()
     seats: dict[int, Any] = {}
     if hands_raw is not None:
         if not isinstance(hands_raw, Mapping):
-            raise _Reject("hands: must map positions 1..6 and 'dealer' to 7 cards")
+            raise _Reject(f"hands: must map positions 1..6 and 'dealer' to {size} cards")
         for k, v in hands_raw.items():
             key = str(k)
             seat = _SEAT_KEYS.get(key)
             if seat is None:
                 raise _Reject(f"hands: key {key[:10]!r} is not a position 1..6 or 'dealer'")
             seats[seat] = v
+        if set(seats) != set(order):
+            if len(order) == STACKS:
+                raise _Reject("hands: need all 7 seats (dealer and areas 1..6)")
+            raise _Reject(
+                f"hands: need exactly the seats dealt: {', '.join(map(str, order[:-1]))} and "
+                "'dealer' (NY 5324.41(n)(5))"
+            )
     else:
-        if not isinstance(stacks_raw, list) or len(stacks_raw) != STACKS:
-            raise _Reject("stacks: must be the 7 stacks in the order dispensed")
-        start = m._r.start_seat if m._r.start_seat is not None else 0
-        seats = dict(zip(delivery_order(start), stacks_raw, strict=True))
-    if len(seats) != STACKS:
-        raise _Reject("hands: need all 7 seats (dealer and areas 1..6)")
+        if not isinstance(stacks_raw, list) or len(stacks_raw) != len(order):
+            raise _Reject(f"stacks: must be the {len(order)} stacks in the order dispensed")
+        seats = dict(zip(order, stacks_raw, strict=True))
     out: dict[int, list[int]] = {}
-    seen: set[int] = set()
+    known: set[int] = set(seen)
     for seat, cards in sorted(seats.items()):
-        if not isinstance(cards, list) or len(cards) != CARDS_PER_HAND:
-            raise _Reject(f"hands: seat {seat} must have 7 cards")
+        if not isinstance(cards, list) or len(cards) != size:
+            raise _Reject(f"hands: seat {seat} must have {size} cards")
         hand: list[int] = []
         for c in cards:
-            if isinstance(c, bool):
-                raise _Reject(f"hands: seat {seat} holds something that is not a card")
-            if isinstance(c, int) and 0 <= c <= JOKER:
-                card = c
-            elif isinstance(c, str):
-                try:
-                    card = parse_card(c)
-                except CardError:
-                    raise _Reject(
-                        f"hands: seat {seat} holds something that is not a card"
-                    ) from None
-            else:
-                raise _Reject(f"hands: seat {seat} holds something that is not a card")
-            if card in seen:
+            card = _read_card(seat, c)
+            if card in known:
                 raise _Reject("hands: a card appears twice")
-            seen.add(card)
+            known.add(card)
             hand.append(card)
         out[seat] = hand
     return out
 
 
 def _p_dealt(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    """The shoe's report of a dispense. Without the three-card bonus 7 stacks of 7 leave 4 cards.
+    With it the stacks go to the p pai gow positions and the dealer: 53 - 3(p + 1) cards remain
+    after the threes ((n)(4)-(5)), 53 - 7(p + 1) after the fours ((n)(7)(ii)): 4 only with six
+    players. Any other count is a misdeal fault."""
     remaining = _int(d, "remaining", 0, DECK_SIZE)
     r = m._r
     if r.stage == "three_dealt":
         raise _Reject("the three-card stacks await three_card_settled")
-    expected = DECK_SIZE - STACKS * 3 if r.stage == "three" else DECK_SIZE - STACKS * 7
+    if r.stage in ("three", "four"):
+        per = 3 if r.stage == "three" else CARDS_PER_HAND
+        expected = DECK_SIZE - per * len(m._delivery_seats())
+    else:
+        expected = DECK_SIZE - STACKS * CARDS_PER_HAND
     if remaining != expected:
 
         def fault() -> None:
@@ -1114,16 +1239,28 @@ def _p_dealt(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
 
         return S.FAULT, fault
     if r.stage == "three":
+        threes = _parse_hands(m, d, 3)
 
         def three() -> None:
             r.stage = "three_dealt"
+            r.threes = threes or {}
             m._deadline = None  # the dealer settles the three-card bonus: no device to wait on
 
         return S.INTERNAL, three
-    hands = _parse_hands(m, d)
+    if r.stage == "four":
+        seen = [c for cards in r.threes.values() for c in cards]
+        fours = _parse_hands(m, d, CARDS_PER_HAND - 3, seen)
+        hands = (
+            {seat: r.threes[seat] + cards for seat, cards in fours.items()}
+            if fours is not None and r.threes
+            else None
+        )
+    else:
+        hands = _parse_hands(m, d, CARDS_PER_HAND)
 
     def act() -> None:
         r.stage = "dealt"
+        r.threes = {}
         if hands is not None:
             r.hands = hands
 
@@ -1137,7 +1274,9 @@ def _p_three_card_settled(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     def act() -> None:
         m._r.stage = "four"
         m._deadline = [m._now + m._config.dispense_timeout_ms, "SHOE_TIMEOUT", "shoe"]
-        m._emit({"type": "dispense", "stacks": STACKS, "cards": 4})
+        # NY 5324.41(n)(7)(ii): stacks of four to the same seats, farthest left first, dealer last
+        stacks = len(m._delivery_seats())
+        m._emit({"type": "dispense", "stacks": stacks, "cards": CARDS_PER_HAND - 3})
 
     return S.INTERNAL, act
 
@@ -1483,6 +1622,7 @@ _PLANNERS: dict[str, Callable[[RoundMachine, Mapping[str, JSON]], Plan]] = {
     "bank_accepted": _p_bank_accepted,
     "bank_released": _p_bank_released,
     "lockout_pressed": _p_lockout_pressed,
+    "pai_gow_wagers": _p_pai_gow_wagers,
     "chips_confirmed": _p_chips_confirmed,
     "chips_mismatch": _p_chips_mismatch,
     "chips_resolved": _p_chips_resolved,

@@ -6,14 +6,18 @@ counted whether or not it holds a wager. When a player banks, the bank's seat is
 of the dealer and the count goes on counterclockwise from it (NY 5324.41(h)(8)(iii), (h)(9)(iv),
 (h)(10)(iii)). Dice: total t (3..18) lands on number ((t - 1) mod 7) + 1. Delivery: the first stack
 goes to the starting position, then "moving clockwise around the table" to every other seat
-(NY 5324.41(f)(3)(iii)), i.e. against the counting direction. Also the 1-7 side wager's payout
-(NY 5324.41(j)(2)(vi): 5.5:1..6:1, rounded down to the whole dollar).
+(NY 5324.41(f)(3)(iii)), i.e. against the counting direction. With the three-card bonus
+(NY 5324.41(n)(4)-(5), (n)(7)(ii)) no number is counted: the stacks go only to the positions
+holding a pai gow wager, the one farthest to the dealer's left (the highest betting area: area 1
+is the dealer's far right) first, then clockwise, the dealer last. Also the 1-7 side wager's
+payout (NY 5324.41(j)(2)(vi): 5.5:1..6:1, rounded down to the whole dollar).
 
 Must never: draw a random number, know about meters, or see a card.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from fractions import Fraction
 
 SEATS = 7
@@ -52,6 +56,30 @@ def delivery_order(start_seat: int) -> list[int]:
     if not 0 <= start_seat <= 6:
         raise ValueError(f"seat: 0..6, not {start_seat!r}")
     return [(start_seat - i) % SEATS for i in range(SEATS)]
+
+
+def three_card_order(positions: Iterable[int]) -> list[int]:
+    """Seats in the order the three-card bonus procedure delivers its stacks (the stacks of
+    three, then the stacks of four): the betting areas holding a pai gow wager, farthest to the
+    dealer's left first (NY 5324.41(n)(4), (n)(7)(ii)), then clockwise (decreasing area number,
+    (n)(5)), then the dealer (seat 0). ``positions`` must be distinct areas 1..6, at least one."""
+    areas = list(positions)
+    for a in areas:
+        if isinstance(a, bool) or not isinstance(a, int) or not 1 <= a <= SEATS - 1:
+            raise ValueError(f"positions: betting areas 1..6, not {a!r}")
+    if not areas:
+        raise ValueError("positions: at least one position holds a pai gow wager")
+    if len(set(areas)) != len(areas):
+        raise ValueError("positions: each position at most once")
+    return [*sorted(areas, reverse=True), DEALER]
+
+
+def three_card_number(seat: int) -> int:
+    """The number 1..7 the display shows for a seat when no number was counted (the three-card
+    procedure): the seat counted from the dealer as number 1 (area a is number a + 1)."""
+    if not 0 <= seat <= 6:
+        raise ValueError(f"seat: 0..6, not {seat!r}")
+    return seat + 1
 
 
 def side_wager_payout_cents(cents: int, odds: Fraction) -> int:

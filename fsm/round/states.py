@@ -93,9 +93,12 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "bank_accepted": [(BETTING, (INTERNAL,))],
     "bank_released": [(BETTING, (INTERNAL,))],
     "lockout_pressed": [(BETTING, (LOCKED_OUT,))],
-    "chips_confirmed": [(LOCKED_OUT, (RNG, DICE))],
+    # with the three-card bonus the count leads straight to Dealing: the starting position is
+    # the pai gow position farthest to the dealer's left (NY 5324.41(n)(4)), no RNG, no dice
+    "pai_gow_wagers": [(BETTING, (INTERNAL,)), (LOCKED_OUT, (INTERNAL,))],
+    "chips_confirmed": [(LOCKED_OUT, (RNG, DICE, DEALING))],
     "chips_mismatch": [(LOCKED_OUT, (INTERNAL,))],
-    "chips_resolved": [(LOCKED_OUT, (RNG, DICE))],
+    "chips_resolved": [(LOCKED_OUT, (RNG, DICE, DEALING))],
     "rng_drawn": [(RNG, (SIDE_WAGERS, DEALING)), (FAULT, (INTERNAL,))],
     "rng_void": [(SIDE_WAGERS, (RNG,))],
     "shake_detected": [(DICE, (INTERNAL,))],
@@ -121,7 +124,7 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     # the dealer panel's NEXT: chips_confirmed / side_wagers_settled / three_card_settled /
     # play_complete, by state
     "panel_next": [
-        (LOCKED_OUT, (RNG, DICE)),
+        (LOCKED_OUT, (RNG, DICE, DEALING)),
         (SIDE_WAGERS, (DEALING,)),
         (DEALING, (INTERNAL,)),
         (PLAY, (SETTLEMENT, JACKPOT_PENDING, ROUND_COMPLETE)),
