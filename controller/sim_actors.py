@@ -1,5 +1,7 @@
 """The people of the simulated table: a scripted dealer, players placing progressive wagers and a
-scripted supervisor, deciding their next action from the owner's public snapshot alone.
+scripted supervisor, deciding their next action from the owner's public snapshot alone. When the
+table offers the three-card bonus the dealer enters the positions holding a pai gow wager (every
+position with a progressive wager among them, NY 5324.41(k)(1)) before the lock-out.
 
 Every decision is a function of the published state and the seed (``random.Random`` seeded with
 the seed, the round id and what is decided), never of memory kept between calls: a run that is
@@ -23,6 +25,7 @@ Post = Callable[[Event], None]
 SUPERVISOR = "trainer"
 WAGER_CHANCE = 0.45  # each player position places the progressive wager this often
 SIDE_WAGER_CHANCE = 0.25
+PAI_GOW_CHANCE = 0.4  # a position without a progressive wager holds a pai gow wager this often
 HIT_CHANCE = 0.03  # per wager, when the dealer enters outcomes (shoe does not read cards)
 WAITING_STATES = frozenset({"Open_Shuffling", "Open_Dealing", "Open_StartingPosition_Rng"})
 
@@ -57,6 +60,19 @@ class Director:
         rng = self._rng(round_id, "wagers")
         return [p for p in range(1, 7) if rng.random() < WAGER_CHANCE]
 
+    def pai_gow_positions(self, round_id: int) -> list[int]:
+        """The positions holding a pai gow wager in ``round_id`` (the dealer enters them when the
+        table offers the three-card bonus, NY 5324.41(n)(4)): every position with a progressive
+        wager (NY 5324.41(k)(1)) and some others; at least one."""
+        rng = self._rng(round_id, "pai_gow")
+        wanted = set(self.wagers_wanted(round_id))
+        positions = sorted(wanted | {p for p in range(1, 7) if rng.random() < PAI_GOW_CHANCE})
+        return positions or [rng.randint(1, 6)]
+
+    def _needs_pai_gow(self, view: Mapping[str, Any], rnd: Mapping[str, Any]) -> bool:
+        config = view.get("config") or {}
+        return bool(config.get("three_card_bonus")) and rnd.get("pai_gow") is None
+
     def act(self, snap: PublicSnapshot) -> str | None:
         """Do one thing for ``snap`` and say what (None: nothing to do, wait for a device)."""
         done = self._decide(snap)
@@ -85,9 +101,16 @@ class Director:
                 if position not in lit:
                     self._pins.drop_chip(position)
                     return "chip_detected"
+            if self._needs_pai_gow(view, rnd):  # before "no more bets" (NY 5324.41(n)(3))
+                positions = sorted(lit | set(self.pai_gow_positions(rid)))
+                return self._event("pai_gow_wagers", {"positions": positions})
             self._pins.press_lockout()
             return "lockout_pressed"
         if state == "Open_LockedOut":
+            if self._needs_pai_gow(view, rnd):
+                lit = {int(p) for p in (rnd.get("wagers") or {})}
+                positions = sorted(lit | set(self.pai_gow_positions(rid)))
+                return self._event("pai_gow_wagers", {"positions": positions})
             if self._rng(rid, "confirm").random() < 0.5:
                 self._pins.press_next()  # NEXT on the dealer panel confirms the count
                 return "panel_next"
