@@ -389,3 +389,17 @@ def test_three_card_order_checks_its_positions() -> None:
     for bad, msg in (([], "at least one"), ([0], "1..6"), ([3, 3], "at most once")):
         with pytest.raises(ValueError, match=msg):
             three_card_order(bad)
+
+
+def test_a_restart_while_the_dealer_settles_the_threes_does_not_void_the_round_n6() -> None:
+    """Between the stacks of three and the fours nothing is in flight (the dealer settles the
+    three-card bonus, (n)(6)): a power-up there is no interrupted deal; during a dispense it is."""
+    t, _ = _dealing([3], [3, 4])
+    t.ev("dealt", remaining=53 - 9)
+    m = RoundMachine.restore(t.cfg, t.m.snapshot())
+    m.step(Event("power_up", {}), t.t + 5)
+    assert m.next_deadline_ms() is None
+    m.step(Event("three_card_settled", {}), t.t + 6)
+    m.step(Event("power_up", {}), t.t + 7)  # restarted while the fours were dispensed
+    eff = m.step(Event("deadline", {}), t.t + 7)
+    assert m.state == "Fault" and of_type(eff, "alert")[0]["code"] == "DEAL_INTERRUPTED"

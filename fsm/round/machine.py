@@ -1591,7 +1591,9 @@ def _p_power_up(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     def act() -> None:
         if state in (S.SHUFFLING, S.RNG):
             m._deadline = m._deadline_for(state)
-        elif state == S.DEALING:
+        elif state == S.DEALING and m._r.stage != "three_dealt":
+            # (in "three_dealt" no dispense is outstanding: the dealer settles the three-card
+            # bonus and the fours are dispensed only after three_card_settled, (n)(6)-(7))
             m._deadline = [
                 m._now,
                 "DEAL_INTERRUPTED",
