@@ -177,8 +177,9 @@ def translate_input(event: Event) -> Event | None:
     """The round's event for what a driver posted (None: nothing for the round).
 
     ``shuffle_completed {count, deck_id}`` -> ``shuffle_complete``; ``cards_dispensed
-    {stacks, cards, remaining, hands}`` -> ``dealt {remaining, stacks: hands}`` (stacks only for
-    full 7-card stacks from a card-reading shoe: the machine maps them from the starting seat);
+    {stacks, cards, remaining, hands}`` -> ``dealt {remaining, stacks: hands}`` (the stacks of a
+    card-reading shoe: 7-card stacks, or the 3- and 4-card stacks of the three-card bonus, NY
+    5324.41(n); the machine maps them to seats in delivery order and checks them);
     every other event passes unchanged (``fault_raised`` from the adapters already speaks the
     round's vocabulary)."""
     kind = event.type
@@ -191,7 +192,7 @@ def translate_input(event: Event) -> Event | None:
     if kind == "cards_dispensed":
         dealt: dict[str, JSON] = {"remaining": data.get("remaining")}
         hands = data.get("hands")
-        if hands is not None and data.get("cards") == 7:
+        if hands is not None and data.get("cards") in (3, 4, 7):
             dealt["stacks"] = hands
         return Event("dealt", dealt)
     return event

@@ -115,6 +115,17 @@ def test_adapter_answers_become_the_rounds_events() -> None:
     assert translate_input(Event("cards_dispensed", data)) == Event(
         "dealt", {"remaining": 4, "stacks": hands}
     )
+    # the three-card bonus (NY 5324.41(n)): stacks of three, then of four, each read by the shoe
+    threes = [[i * 3 + k for k in range(3)] for i in range(4)]
+    three_data = {"device": "shoe", "stacks": 4, "cards": 3, "remaining": 41, "hands": threes}
+    assert translate_input(Event("cards_dispensed", three_data)) == Event(
+        "dealt", {"remaining": 41, "stacks": threes}
+    )
+    fours = [[12 + i * 4 + k for k in range(4)] for i in range(4)]
+    four_data = {**three_data, "cards": 4, "remaining": 25, "hands": fours}
+    assert translate_input(Event("cards_dispensed", four_data)) == Event(
+        "dealt", {"remaining": 25, "stacks": fours}
+    )
     blind = {**data, "hands": None}
     assert translate_input(Event("cards_dispensed", blind)) == Event("dealt", {"remaining": 4})
     fault = Event("fault_raised", {"code": "SHOE_JAM", "device": "shoe", "detail": "jam"})

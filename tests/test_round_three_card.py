@@ -358,6 +358,10 @@ def test_ten_simulated_three_card_rounds_verify_n4_n5_n6_n7ii(
     assert types["round_completed"] == 10
     assert types["rng_drawn"] == 0 and types["dice_position_entered"] == 0
     assert types["pai_gow_wagers"] >= 10 and types["three_card_settled"] == 10
+    # the simulated shoe reads cards: both dispenses reach the machine, which finds each
+    # position's progressive line itself, so the dealer never has to enter an outcome
+    assert types["progressive_outcome"] == 0
+    assert all("stacks" in data for etype, data in rows if etype == "dealt")
     pai_gow: list[int] = []
     lit: set[int] = set()
     dispenses: list[dict[str, Any]] = []
