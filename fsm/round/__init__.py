@@ -5,8 +5,9 @@ Pure logic only: no I/O, no clock, no randomness, no threads of its own. See mac
 
 from __future__ import annotations
 
+from fsm.round.catalogue import EFFECT_TYPES, EVENT_FIELDS
 from fsm.round.config import GameConfig, ProgressiveLevel
-from fsm.round.machine import EFFECT_TYPES, EVENT_FIELDS, RoundMachine, replay
+from fsm.round.machine import RoundMachine, replay
 
 __all__ = [
     "EFFECT_TYPES",

@@ -1,0 +1,197 @@
+"""Planners for betting: the shuffle's deck count, chips at the acceptors, the player bank, the
+lock-out, the chip count and the pai gow positions of the three-card bonus (NY 5324.41(h), (k)(2),
+(n)(8), (k)(1)).
+
+Must never do I/O; a chip after the lock-out is refused, never counted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
+from fsm.cards import DECK_SIZE
+from fsm.events import JSON
+from fsm.round import states as S
+from fsm.round.catalogue import AREAS
+from fsm.round.checks import Plan, _field, _int, _position, _Reject, _text
+
+if TYPE_CHECKING:
+    from fsm.round.machine import RoundMachine
+
+
+def _p_shuffle_complete(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    count = _int(d, "count", 0, 9999)
+    if count != DECK_SIZE:
+
+        def fault() -> None:
+            m._enter_fault(
+                f"DECK_COUNT_{count}",
+                "shuffler",
+                f"the shuffler counted {count} cards, 53 required; the deck must not deal",
+                S.SHUFFLING,
+            )
+
+        return S.FAULT, fault
+
+    def act() -> None:
+        m._rounds_since_shuffle = 0
+        if m._config.bank_start_of_game == "every_shuffle":
+            m._bank.new_game()
+        m._begin_round()
+
+    return S.BETTING, act
+
+
+def _p_chip_detected(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    area = _position(d)
+    if area in m._r.wagers:
+        raise _Reject(f"position {area} is already lit: one progressive wager per acceptor")
+    cents = m._config.progressive_wager_cents
+
+    def act() -> None:
+        m._r.wagers[area] = cents
+
+    return S.INTERNAL, act
+
+
+def _p_bank_accepted(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    if not m._config.player_banking:
+        raise _Reject("player banking is not offered at this table (game.player_banking)")
+    area = _position(d)
+    why = m._bank.refusal(area)
+    if why:
+        raise _Reject(why)
+
+    def act() -> None:
+        m._bank.current = area
+        m._emit({"type": "bank", "position": area})
+
+    return S.INTERNAL, act
+
+
+def _p_bank_released(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    if m._bank.current is None:
+        raise _Reject("no player banks this round")
+
+    def act() -> None:
+        m._bank.current = None
+        m._emit({"type": "bank", "position": None})
+
+    return S.INTERNAL, act
+
+
+def _p_lockout_pressed(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    return S.LOCKED_OUT, lambda: None
+
+
+def _three_card_ready(m: RoundMachine, wagered: Iterable[int]) -> None:
+    """With the three-card bonus the deal needs the dealer's pai gow positions, and every
+    progressive wager must be at one of them (NY 5324.41(k)(1), (n)(4)-(5))."""
+    if not m._config.three_card_bonus:
+        return
+    pai_gow = m._r.pai_gow
+    if not pai_gow:
+        raise _Reject(
+            "pai_gow_wagers: enter the positions holding a pai gow wager before the deal; the "
+            "stacks go only to them (NY 5324.41(n)(4), (n)(5))"
+        )
+    outside = sorted(set(wagered) - set(pai_gow))
+    if outside:
+        raise _Reject(
+            f"position {outside[0]}: a progressive wager without a pai gow wager; only a player "
+            "with a pai gow wager may make one (NY 5324.41(k)(1)): enter it in pai_gow_wagers "
+            "or resolve the wagers"
+        )
+
+
+def _after_count(m: RoundMachine) -> None:
+    """The chip count is confirmed: contribute; with the three-card bonus the starting position
+    is known at once (no RNG, no dice, (n)(4))."""
+    m._contribute()
+    if m._config.three_card_bonus:
+        m._set_start_three_card()
+
+
+def _p_pai_gow_wagers(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    """The dealer enters the betting areas holding a pai gow wager (the controller does not see
+    the main game's chips). Only with the three-card bonus, where the stacks go to them alone
+    (NY 5324.41(n)(4)-(5), (n)(7)(ii)); replaceable until the chip count is confirmed. Every
+    lit progressive wager must be among them (NY 5324.41(k)(1))."""
+    if not m._config.three_card_bonus:
+        raise _Reject(
+            "pai gow positions are entered only with the three-card bonus (game.three_card_bonus)"
+        )
+    raw = _field(d, "positions")
+    if not isinstance(raw, list) or not raw:
+        raise _Reject("positions: must be a non-empty list of betting areas 1..6")
+    positions: list[int] = []
+    for i, p in enumerate(raw):
+        if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= AREAS:
+            raise _Reject(f"positions[{i}]: must be a betting area 1..6, not {p!r}"[:120])
+        if p in positions:
+            raise _Reject(f"positions[{i}]: {p} appears twice")
+        positions.append(p)
+    outside = sorted(set(m._r.wagers) - set(positions))
+    if outside:
+        raise _Reject(
+            f"positions: position {outside[0]} has a progressive wager, so it holds a pai gow "
+            "wager too (NY 5324.41(k)(1)): include it"
+        )
+
+    def act() -> None:
+        m._r.pai_gow = sorted(positions)
+
+    return S.INTERNAL, act
+
+
+def _p_chips_confirmed(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    if m._r.mismatch is not None:
+        raise _Reject("the chip count did not match the lights: a supervisor resolves it")
+    _three_card_ready(m, m._r.wagers)
+    return m._start_route(), lambda: _after_count(m)
+
+
+def _p_chips_mismatch(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    counted = _int(d, "counted", 0, 64)
+    lit = len(m._r.wagers)
+    if counted == lit:
+        raise _Reject(f"counted: {counted} chips match {lit} lights; send chips_confirmed")
+
+    def act() -> None:
+        m._r.mismatch = counted
+        m._emit(
+            {
+                "type": "alert",
+                "to": "supervisor",
+                "code": "CHIP_COUNT_MISMATCH",
+                "detail": f"{counted} chips counted, {lit} acceptor lights lit (NY 5324.41(k)(2))",
+            }
+        )
+
+    return S.INTERNAL, act
+
+
+def _p_chips_resolved(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+    _text(d, "supervisor")
+    if m._r.mismatch is None:
+        raise _Reject("no chip count mismatch to resolve")
+    raw = _field(d, "positions")
+    if not isinstance(raw, list):
+        raise _Reject("positions: must be a list of lit positions holding a wager")
+    positions: list[int] = []
+    for i, p in enumerate(raw):
+        if isinstance(p, bool) or not isinstance(p, int) or p not in m._r.wagers:
+            raise _Reject(f"positions[{i}]: {p!r} is not a lit position")
+        if p in positions:
+            raise _Reject(f"positions[{i}]: {p} appears twice")
+        positions.append(p)
+    _three_card_ready(m, positions)
+
+    def act() -> None:
+        r = m._r
+        r.wagers = {p: r.wagers[p] for p in sorted(positions)}
+        r.mismatch = None
+        _after_count(m)
+
+    return m._start_route(), act
