@@ -240,7 +240,11 @@ def _apply_to_round(r: RoundRecall, entry: Entry) -> None:
                 {"seq": entry.seq, "event": e.get("event"), "reason": e.get("reason")}
             )
         elif kind == "starting_position":
-            r.starting_position = {"number": e.get("number"), "seat": e.get("seat")}
+            r.starting_position = {
+                "by": e.get("by"),
+                "number": e.get("number"),
+                "seat": e.get("seat"),
+            }
         elif kind == "bank":
             pos = e.get("position")
             r.bank = pos if isinstance(pos, int) else None
@@ -676,7 +680,12 @@ def rounds_text(rounds: list[dict[str, JSON]]) -> list[str]:
             else ("complete" if r["completed"] else "in progress")
         )
         sp = r["starting_position"]
-        sp_text = f"start {sp['number']} (seat {sp['seat']})" if isinstance(sp, dict) else "-"
+        if not isinstance(sp, dict):
+            sp_text = "-"
+        elif sp.get("by") == "three_card":  # NY 5324.41(n)(4): no number drawn or counted
+            sp_text = f"first stack to area {sp['seat']}"
+        else:
+            sp_text = f"start {sp['number']} by {sp.get('by') or '?'} (seat {sp['seat']})"
         lines.append(
             f"round {r['round']}  {format_time(_int(r['started']))}  {status}  "
             f"wagers at {r['positions'] or 'none'}  {sp_text}"

@@ -124,6 +124,7 @@ def test_text_reports_are_readable(db: Path) -> None:
     assert "validated by bob" in hits.stdout
     rounds = tablectl("report", "rounds", "--db", str(db))
     assert "late chips ignored at [5]" in rounds.stdout
+    assert " by rng (seat " in rounds.stdout  # recall says how the starting position was found
     meters = tablectl("report", "meters", "--db", str(db))
     assert meters.stdout.startswith("meters of table T9")
 

@@ -353,6 +353,10 @@ def test_ten_simulated_three_card_rounds_verify_n4_n5_n6_n7ii(
     capsys.readouterr()
     assert cli.main(["journal", "verify", "--db", str(db)]) == 0
     assert "journal verify: ok:" in capsys.readouterr().out
+    # game recall says where the first stack went, not a number that was never drawn (n)(4)
+    assert cli.main(["report", "rounds", "--db", str(db)]) == 0
+    recall = capsys.readouterr().out
+    assert "first stack to area" in recall and " by rng" not in recall
     rows = _rows(db)
     types = Counter(t for t, _ in rows)
     assert types["round_completed"] == 10

@@ -70,7 +70,8 @@ EFFECT_TYPES: dict[str, str] = {
     "dispense": '{"stacks": 7, "cards": 7} command the shoe; with the three-card bonus '
     '{"stacks": n + 1, "cards": 3} then {"stacks": n + 1, "cards": 4}, n pai gow positions',
     "alert": '{"to": "supervisor"|"dealer", "code": str, "detail": str}',
-    "starting_position": '{"number": 1..7, "seat": 0..6, "order": [seats], "bank": int|None} '
+    "starting_position": '{"by": "rng"|"dice"|"three_card", "number": 1..7, "seat": 0..6, '
+    '"order": [seats], "bank": int|None} '
     "order: 7 seats, or with the three-card bonus the pai gow positions and the dealer",
     "bank_offer": '{"order": [areas]} offer the bank in this order (h)(3)',
     "bank": '{"position": int|None} who banks this round (None: the house)',

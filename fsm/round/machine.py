@@ -454,6 +454,7 @@ class RoundMachine:
         self._emit(
             {
                 "type": "starting_position",
+                "by": self._config.start_mode,
                 "number": number,
                 "seat": r.start_seat,
                 "order": delivery_order(r.start_seat),
@@ -471,6 +472,7 @@ class RoundMachine:
         self._emit(
             {
                 "type": "starting_position",
+                "by": "three_card",
                 "number": r.start_number,
                 "seat": r.start_seat,
                 "order": order,
