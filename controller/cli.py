@@ -19,6 +19,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "cmd_report",
     "cmd_simulate",
     "cmd_run",
+    "cmd_console",
 )
 
 

@@ -2,7 +2,8 @@
 
 Responsible for wiring one table from its configuration: the lgpio pin factory (set explicitly,
 never a fallback), the GPIO devices, the shoe and shuffler adapters on their serial ports, the
-device adapter and the owner thread with the UTC clock and the OS CSPRNG; for running until
+device adapter and the owner thread with the UTC clock and the OS CSPRNG, and the supervisor
+console on its socket (``[console]``, `controller.console`); for running until
 SIGTERM / SIGINT and then stopping cleanly (the owner finishes the event in hand, puts the table in
 the safe state and closes the journal); and for saying clearly what is missing when the service
 cannot start. Exit codes: 0 stopped by a signal; 1 the owner failed while running; 2 the
@@ -93,6 +94,14 @@ def check_environment(config: TableConfig, pin_mode: str = "pi") -> Readiness:
         warnings.append(
             "sas: the SAS responder is not part of this build; the floor system is not served"
         )
+    if config.console.enabled:
+        socket_dir = Path(config.console.socket).parent
+        if not socket_dir.is_dir() or not os.access(socket_dir, os.W_OK | os.X_OK):
+            warnings.append(
+                f"console.socket: directory {socket_dir} is missing or not writable; the "
+                "service runs without the supervisor console (systemd's RuntimeDirectory=paigow "
+                "creates /run/paigow)"
+            )
     if config.web.enabled and not _module_available("controller.web"):
         warnings.append("web: the status page is not part of this build")
     return Readiness(fatal, warnings)
@@ -158,6 +167,26 @@ def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[
     return owner, [shoe, shuffler], gpio
 
 
+def start_console(config: TableConfig, owner: Any, err: TextIO, path: Any = None) -> Any:
+    """Start the supervisor console on ``path`` (default: the config's ``[console] socket``);
+    None, with a message on ``err``, when it is disabled or its socket cannot be made (the table
+    still runs: the panel covers opening, closing, hits and faults)."""
+    if not config.console.enabled:
+        return None
+    from controller.console import ConsoleServer
+
+    console = ConsoleServer(owner, config.supervisors, path or config.console.socket)
+    try:
+        console.start()
+    except OSError as exc:
+        print(
+            f"warning: supervisor console not started: {exc.strerror or exc} ({console.path})",
+            file=err,
+        )
+        return None
+    return console
+
+
 def _log_notice(effect: Any) -> None:
     kind = effect.get("type")
     if kind in ("alert", "rejected", "pay", "hit_pending", "round_voided"):
@@ -203,15 +232,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             device.start()
         for event in gpio.held_switch_events():  # a key already on at power-up posts no edge
             owner.post(event)
+        console = start_console(config, owner, sys.stderr)
         print(
             f"table {config.table.id}: running, journal {config.journal_path} "
-            f"(entries {owner.public.seq}, state {owner.public.state})",
+            f"(entries {owner.public.seq}, state {owner.public.state}), supervisor console "
+            f"{console.path if console is not None else 'off'}",
             file=out,
             flush=True,
         )
         while not signals.event.wait(1.0):
             if not owner.alive:
                 break
+        if console is not None:
+            console.stop()
         owner.stop()
         if owner.exit_error is not None:
             print(f"run: the owner thread failed: {owner.exit_error!r}", file=sys.stderr)

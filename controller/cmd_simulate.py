@@ -49,6 +49,12 @@ def register(sub: Any) -> None:
         help="without --headless: pause after each action of the scripted dealer, players and "
         "supervisor (default 0.4, about five seconds a round; 0 = full speed)",
     )
+    p.add_argument(
+        "--console-socket",
+        metavar="PATH",
+        help="without --headless: the supervisor console's socket (default: beside the journal, "
+        "<db>.console.sock)",
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log warnings and errors")
     p.set_defaults(func=run_simulate)
 
@@ -75,6 +81,9 @@ def run_simulate(args: argparse.Namespace) -> int:
             return EXIT_BAD_INPUT
     elif args.rounds is not None or args.linger:
         print("tablectl simulate: --rounds and --linger need --headless", file=err)
+        return EXIT_BAD_INPUT
+    if args.console_socket is not None and args.headless:
+        print("tablectl simulate: --console-socket is for the non-headless table", file=err)
         return EXIT_BAD_INPUT
     if args.pace is not None and (args.headless or not 0 <= args.pace <= 60):
         print("tablectl simulate: --pace takes 0 to 60 seconds, without --headless", file=err)
@@ -105,6 +114,7 @@ def run_simulate(args: argparse.Namespace) -> int:
             fault_spec=args.faults,
             out=sys.stdout,
             pace_s=pace,
+            console_socket=Path(args.console_socket) if args.console_socket else None,
         )
     except JournalError as exc:
         print(f"tablectl simulate: {exc}", file=err)

@@ -7,8 +7,8 @@ allowed. Each component validates its own section through its ``from_mapping``: 
 ``[serial.shuffler]`` -> ``drivers.serial`` ``ShoeConfig`` / ``ShufflerConfig``; ``[bonus]`` ->
 ``fsm.paytables.BonusConfig`` (which checks the offered wagers may be offered together). This
 module validates the sections no component owns (``[table]``, ``[sas]``, ``[journal]``,
-``[web]``, ``[supervisors]``) and the device model. Supervisor PINs are stored hashed with
-scrypt; a plain PIN is an error.
+``[web]``, ``[console]``, ``[supervisors]``) and the device model. Supervisor PINs are stored
+hashed with scrypt (`check_pin` verifies one); a plain PIN is an error.
 
 Must never: change a running table's configuration (that is the round machine's journaled
 ``config_changed`` event, accepted only with the table closed), write any file, or crash on a bad
@@ -37,11 +37,14 @@ from fsm.round.config import GameConfig
 DATA_DIR = Path(__file__).parent / "data"
 SIMULATED_TABLE = DATA_DIR / "simulated-table.toml"
 
-SECTIONS = ("table", "pins", "serial", "sas", "game", "bonus", "journal", "web", "supervisors")
+SECTIONS = (
+    "table", "pins", "serial", "sas", "game", "bonus", "journal", "web", "console", "supervisors",
+)  # fmt: skip
 SERIAL_DEVICES = ("shoe", "shuffler")
 SERIAL_MODELS = ("reference",)
 SAS_DEFAULT_PORT = "/dev/ttyAMA0"
 DEFAULT_JOURNAL = "/var/lib/paigow/journal.db"
+DEFAULT_CONSOLE_SOCKET = "/run/paigow/console.sock"
 # Game options the table file may carry that an older GameConfig does not know yet; validated here
 # until GameConfig.KEYS holds them (then GameConfig validates them itself).
 TABLE_GAME_OPTIONS = ("house_way", "ez_pai_gow")
@@ -169,6 +172,14 @@ class WebSection:
 
 
 @dataclass(frozen=True)
+class ConsoleSection:
+    """``[console]``: the supervisor console's UNIX socket (``controller.console``)."""
+
+    enabled: bool = True
+    socket: str = DEFAULT_CONSOLE_SOCKET
+
+
+@dataclass(frozen=True)
 class Supervisor:
     """One supervisor: an id used in journal entries, a display name and the hashed PIN."""
 
@@ -195,6 +206,7 @@ class TableConfig:
     game_options: dict[str, Any] = field(default_factory=dict)
     bonus: Any = None  # fsm.paytables.BonusConfig, or None when no [bonus] section
     source: str = ""
+    console: ConsoleSection = field(default_factory=ConsoleSection)
 
     def summary(self) -> list[str]:
         """Human-readable lines describing the configuration (``tablectl config check``)."""
@@ -221,6 +233,7 @@ class TableConfig:
             f"levels: {levels}",
             f"bonus wagers: {', '.join(getattr(self.bonus, 'offered', ())) or 'none'}",
             f"journal: {self.journal_path}",
+            f"console: {self.console.socket if self.console.enabled else 'disabled'}",
             f"supervisors: {len(self.supervisors)} ({', '.join(sorted(self.supervisors))})",
         ]
 
@@ -416,6 +429,22 @@ def _parse_journal(raw: object, problems: list[str]) -> Path:
     return Path(path)
 
 
+def _parse_console(raw: object, problems: list[str]) -> ConsoleSection:
+    data = _table_of(raw, "console", problems)
+    if data is None:
+        return ConsoleSection()
+    problems.extend(_unknown(data, ("enabled", "socket"), "console"))
+    enabled = _get_bool(data, "enabled", "console", True, problems)
+    path = _get_str(data, "socket", "console", DEFAULT_CONSOLE_SOCKET, problems)
+    if not path.startswith("/") or path.endswith("/"):
+        problems.append(f"console.socket: must be an absolute path to a file, got {path!r}")
+    elif len(path.encode("utf-8")) >= 104:
+        problems.append(
+            f"console.socket: at most 103 bytes (a UNIX socket path), got {len(path.encode())}"
+        )
+    return ConsoleSection(enabled, path)
+
+
 def _parse_supervisors(raw: object, problems: list[str]) -> dict[str, Supervisor]:
     data = _table_of(raw, "supervisors", problems)
     if data is None:
@@ -560,6 +589,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     bonus = _parse_bonus(data["bonus"], game, problems) if "bonus" in data else None
     journal = _parse_journal(data.get("journal", {}), problems)
     web = _parse_web(data.get("web", {}), problems)
+    console = _parse_console(data.get("console", {}), problems)
     supervisors = _parse_supervisors(data["supervisors"], problems) if "supervisors" in data else {}
     if problems or pins is None or game is None:
         raise ConfigError(source, problems or ["configuration could not be validated"])
@@ -575,6 +605,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         game_options=options,
         bonus=bonus,
         source=source,
+        console=console,
     )
 
 

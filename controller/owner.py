@@ -12,10 +12,11 @@ Deadlines are waits on the queue with a timeout (no timer threads). Power-up res
 snapshot (no replay), journals ``power_up`` with the software hash and the storage check, and
 re-applies the committed state's outputs, which repairs a crash between commit and output.
 
-Other threads only call `Owner.post`, `Owner.stop`, read `Owner.public` and wait on
-`Owner.wait_idle` / `Owner.wait_published`. This module must never decide what an event means
-(the machine does), never apply an effect before its commit, never let a reader touch the machine
-or the database, and never start a timer thread.
+Other threads only call `Owner.post` (or `Owner.post_tracked`, whose `Receipt` tells the poster
+the seq and effects of its event's entry once committed), `Owner.stop`, read `Owner.public` and
+wait on `Owner.wait_idle` / `Owner.wait_published` / `Receipt.wait`. This module must never
+decide what an event means (the machine does), never apply an effect before its commit, never let
+a reader touch the machine or the database, and never start a timer thread.
 
 A draw source that fails or returns anything but 1..7 gives ``fault_raised RNG_FAILURE`` (nothing
 is drawn or shown); a device adapter that raises gives ``fault_raised DEVICE_OUTPUT``.
@@ -129,6 +130,51 @@ class PublicSnapshot:
     last_event: str = ""
 
 
+@dataclass
+class Receipt:
+    """What became of one event posted with `Owner.post_tracked`; filled in by the owner thread
+    once the event and everything it posted were processed and published. ``seq`` and
+    ``effects`` are those of the event's own journal entry (``seq`` None: never committed, and
+    ``error`` says why); ``public`` is the snapshot published after it."""
+
+    event_type: str
+    seq: int | None = None
+    effects: tuple[Effect, ...] = ()
+    public: PublicSnapshot | None = None
+    error: str | None = None
+    _done: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the owner has finished with the event (True) or ``timeout``."""
+        return self._done.wait(timeout)
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def _finish(
+        self,
+        committed: tuple[int, list[Effect]] | None,
+        public: PublicSnapshot | None,
+        error: str | None,
+    ) -> None:
+        if committed is not None:
+            self.seq, self.effects = committed[0], tuple(committed[1])
+        elif error is None:
+            error = "not committed"
+        self.public = public
+        self.error = None if committed is not None else error
+        self._done.set()
+
+
+@dataclass(frozen=True)
+class _Tracked:
+    """A queued input whose poster waits on a `Receipt`."""
+
+    event: Event
+    receipt: Receipt
+
+
 _STOP = object()
 
 
@@ -171,7 +217,7 @@ class Owner:
         self._software_hash = software_hash
         self._storage_check = storage_check
         self._table_id = table_id
-        self._queue: queue.Queue[Event | object] = queue.Queue()
+        self._queue: queue.Queue[Event | _Tracked | object] = queue.Queue()
         self._front: collections.deque[Event] = collections.deque()
         self._machine: Machine | None = None
         self._journal: Journal | None = None
@@ -192,18 +238,35 @@ class Owner:
     def post(self, event: Event) -> None:
         """Queue ``event`` for the owner thread (any thread). Its data must be a JSON object
         without an ``effects`` key: ValueError names the problem, nothing is queued."""
-        if not isinstance(event, Event) or not isinstance(event.type, str) or not event.type:
-            raise ValueError(f"post: not an Event with a type: {event!r}")
-        data = check_json_object(event.data, f"event {event.type}: data")
-        if "effects" in data:
-            raise ValueError(f"event {event.type}: data.effects: reserved for the journal")
-        canonical_json(dict(data), f"event {event.type}: data")
+        self._check_input(event)
         if self._stopping.is_set():  # shutting down: an input now would never be committed
             log.info("owner stopping: input %s dropped", event.type)
             return
         with self._cond:
             self._outstanding += 1
         self._queue.put(event)
+
+    def post_tracked(self, event: Event) -> Receipt:
+        """`post` ``event`` and return a `Receipt` the caller may wait on: after the event's
+        entry is committed (and what it posted processed) it holds the entry's seq and effects;
+        an event dropped at a stop or refused after a storage fault gets an ``error``."""
+        self._check_input(event)
+        receipt = Receipt(event.type)
+        if self._stopping.is_set():
+            receipt._finish(None, self.public, "the table service is stopping: not committed")
+            return receipt
+        with self._cond:
+            self._outstanding += 1
+        self._queue.put(_Tracked(event, receipt))
+        return receipt
+
+    def _check_input(self, event: Event) -> None:
+        if not isinstance(event, Event) or not isinstance(event.type, str) or not event.type:
+            raise ValueError(f"post: not an Event with a type: {event!r}")
+        data = check_json_object(event.data, f"event {event.type}: data")
+        if "effects" in data:
+            raise ValueError(f"event {event.type}: data.effects: reserved for the journal")
+        canonical_json(dict(data), f"event {event.type}: data")
 
     def start(self, timeout: float = 30.0) -> None:
         """Start the owner thread and wait for its power-up; re-raises a power-up failure
@@ -321,8 +384,11 @@ class Owner:
                 continue
             if item is _STOP:
                 break
-            assert isinstance(item, Event)
-            self._handle(item)
+            if isinstance(item, _Tracked):
+                self._handle(item.event, item.receipt)
+            else:
+                assert isinstance(item, Event)
+                self._handle(item)
             self._check_deadline()
 
     def _wait_s(self) -> float:
@@ -344,13 +410,20 @@ class Owner:
             self._outstanding += 1
         self._handle(Event("deadline", {}))
 
-    def _handle(self, event: Event) -> None:
-        """Process one input event and everything it posts, then publish once."""
+    def _handle(self, event: Event, receipt: Receipt | None = None) -> None:
+        """Process one input event and everything it posts, then publish once (and fill in the
+        poster's receipt)."""
+        committed: tuple[int, list[Effect]] | None = None
         try:
-            self._process(event)
+            committed = self._process(event)
             self._drain_front()
         finally:
             self._publish(event.type)
+            if receipt is not None:
+                fault = self._storage_fault
+                receipt._finish(
+                    committed, self.public, f"storage fault: {fault}" if fault else None
+                )
             with self._cond:
                 self._outstanding -= 1
                 self._cond.notify_all()
@@ -359,10 +432,11 @@ class Owner:
         while self._front:
             self._process(self._front.popleft())
 
-    def _process(self, event: Event) -> None:
+    def _process(self, event: Event) -> tuple[int, list[Effect]] | None:
+        """Step, commit, apply one event; its entry's (seq, effects), None when not committed."""
         if self._storage_fault:
             log.error("storage fault: refused %s %s", event.type, dict(event.data))
-            return
+            return None
         machine = self._machine
         journal = self._journal
         assert machine is not None and journal is not None
@@ -381,7 +455,7 @@ class Owner:
             )
         except (JournalError, sqlite3.Error, OSError) as exc:
             self._fail_storage(event, exc)
-            return
+            return None
         self._seq = entry.seq
         if completes_a_round(event.type, data):
             self._rounds += 1
@@ -389,6 +463,7 @@ class Owner:
         self._apply(effects, posted)
         for follow in reversed(posted):
             self._front.appendleft(follow)
+        return entry.seq, effects
 
     def _owner_effect_event(self, effect: Effect) -> Event | None:
         kind = effect.get("type")
@@ -479,6 +554,13 @@ class Owner:
         except Exception:
             log.exception("could not put the table in the safe state")
         self._close()
+        while True:  # inputs queued behind the stop were never committed: tell their posters
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, _Tracked):
+                item.receipt._finish(None, self.public, "the table service stopped: not committed")
         with self._cond:
             self._outstanding = 0
             self._cond.notify_all()

@@ -3,7 +3,9 @@ the Pi, with gpiozero's MockFactory pins, simulated shoe and shuffler and script
 
 `build_service` wires one table (owner thread, devices, input port); `run_headless` plays until
 the journal holds N completed rounds (entries ``round_completed``), then stops (or lingers until
-SIGTERM); `run_service` plays until SIGTERM / Ctrl-C, printing one status line per round. Both
+SIGTERM); `run_service` plays until SIGTERM / Ctrl-C, printing one status line per round, with
+the supervisor console (`controller.console`) on a socket beside the journal so a trainer can
+act as supervisor (`TrainerHold`: the scripted people leave a table the trainer closed alone). Both
 resume from whatever the journal holds: a run killed at any instant and started again ends with
 exactly N rounds. Simulation only: the seeded draw source and the scripted people must never be
 wired into ``tablectl run``; this module holds no game rule.
@@ -13,10 +15,11 @@ from __future__ import annotations
 
 import signal
 import sys
+import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
@@ -190,6 +193,33 @@ def build_service(
 DEFAULT_PACE_S = 0.4
 
 
+class TrainerHold:
+    """A trainer acting as supervisor through the console: after the trainer closes the table
+    (or enters maintenance) the scripted people leave Closed and Maintenance to the trainer,
+    until the trainer opens the table again. Set from the console thread (a plain flag)."""
+
+    def __init__(self) -> None:
+        self.active = False
+
+    def on_request(self, name: str, args: Sequence[str]) -> None:
+        if name == "close" or (name == "maintenance" and tuple(args[:1]) == ("enter",)):
+            self.active = True
+        elif name == "open":
+            self.active = False
+
+    def __call__(self, snap: PublicSnapshot) -> bool:
+        return self.active and snap.state in ("Closed", "Maintenance")
+
+
+def console_socket_path(db: Path) -> Path:
+    """The simulation's console socket: beside the journal, or in a new temp directory when
+    that path is too long for a UNIX socket."""
+    beside = db.with_name(db.name + ".console.sock")
+    if len(str(beside.resolve()).encode()) < 100:
+        return beside
+    return Path(tempfile.mkdtemp(prefix="paigow-console-")) / "console.sock"
+
+
 class StopFlag(Protocol):
     """What `play` needs to know when to stop (a ``threading.Event`` will do)."""
 
@@ -248,10 +278,12 @@ def play(
     out: TextIO | None,
     status_lines: bool = False,
     pace_s: float = 0.0,
+    hold: Callable[[PublicSnapshot], bool] | None = None,
 ) -> int:
     """Drive the scripted people until ``until_rounds`` rounds are journaled (None: until
     ``stop``). ``pace_s`` is a pause after each action so a person can follow the table (0 for
-    tests and headless runs). Returns an exit code: 0 done, 3 no progress, 4 storage fault, 5
+    tests and headless runs). ``hold(snap)`` true: the people wait (a trainer has the table).
+    Returns an exit code: 0 done, 3 no progress, 4 storage fault, 5
     owner died."""
     owner, director = service.owner, service.director
     snap = owner.public  # restarted mid-deal: the machine faults it (DEAL_INTERRUPTED) by itself
@@ -282,6 +314,10 @@ def play(
             service.faults.arm(snap.state, snap.round_id)
             if snap.state == "Fault":
                 service.faults.repair()
+        if hold is not None and hold(snap):
+            snap = owner.wait_published(snap.seq, timeout=0.5)
+            last_progress = time.monotonic()
+            continue
         acted = director.act(snap)
         if acted is not None:
             same_place = same_place + 1 if (snap.state, snap.round_id) == place else 0
@@ -370,14 +406,20 @@ def run_service(
     fault_spec: str | None = None,
     out: TextIO = sys.stdout,
     pace_s: float = DEFAULT_PACE_S,
+    console_socket: Path | None = None,
 ) -> int:
     """The simulated table until SIGTERM / Ctrl-C at a pace a person can follow (``pace_s``
-    after each action of the scripted people), one status line per state."""
+    after each action of the scripted people), one status line per state, with the supervisor
+    console on ``console_socket`` (default: beside the journal)."""
+    from controller.console import ConsoleServer
+
     config = load_sim_config(config_path)
     path = Path(db) if db is not None else config.journal_path
     service = build_service(config, path, seed, fault_spec)
     stopper = _Stop()
     stopper.install()
+    hold = TrainerHold()
+    console: ConsoleServer | None = None
     try:
         service.owner.start()
         snap = service.owner.public
@@ -387,8 +429,28 @@ def run_service(
             file=out,
             flush=True,
         )
-        return play(service, None, stopper, out, status_lines=True, pace_s=pace_s)
+        if config.console.enabled:
+            socket_path = console_socket or console_socket_path(path)
+            console = ConsoleServer(
+                service.owner, config.supervisors, socket_path, on_request=hold.on_request
+            )
+            try:
+                console.start()
+            except OSError as exc:
+                print(f"supervisor console not started: {exc}", file=out, flush=True)
+                console = None
+            else:
+                names = ", ".join(sorted(config.supervisors))
+                print(
+                    f"supervisor console: tablectl console --socket {socket_path} "
+                    f"--supervisor ID REQUEST (supervisors: {names})",
+                    file=out,
+                    flush=True,
+                )
+        return play(service, None, stopper, out, status_lines=True, pace_s=pace_s, hold=hold)
     finally:
+        if console is not None:
+            console.stop()
         service.owner.stop()
         service.close()
         stopper.restore()
