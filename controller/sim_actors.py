@@ -3,6 +3,15 @@ scripted supervisor, deciding their next action from the owner's public snapshot
 table offers the three-card bonus the dealer enters the positions holding a pai gow wager (every
 position with a progressive wager among them, NY 5324.41(k)(1)) before the lock-out.
 
+Player banking (NY 5324.41(h), only with ``game.player_banking``): before any chip of a round the
+dealer offers the bank in the order the panel shows (the machine's rotation, published in the
+snapshot's ``bank``); each player offered accepts with a seeded chance, the first who accepts
+banks. The start of the game, the dealer's turn and the previous round's bank get no offer
+((h)(2), (h)(3)). Now and then the dealer finds the bank cannot cover the wagers ((h)(4)(ii)) and
+releases it; the round is then house-banked. Every seated player plays the main game every round,
+one betting area each, so (h)(4)(i) and (h)(6) hold. With dice the bank shakes the shaker and
+sometimes lifts the lid, which the dealer has covered and re-shaken ((h)(8)(i), (h)(10)(i)).
+
 Every decision is a function of the published state and the seed (``random.Random`` seeded with
 the seed, the round id and what is decided), never of memory kept between calls: a run that is
 killed and started again picks up exactly where the committed state is, and asks for the same
@@ -19,6 +28,7 @@ from typing import Any, Protocol
 
 from controller.owner import PublicSnapshot
 from fsm.events import Event
+from fsm.round.banking import BankRotation
 
 Post = Callable[[Event], None]
 
@@ -27,6 +37,9 @@ WAGER_CHANCE = 0.45  # each player position places the progressive wager this of
 SIDE_WAGER_CHANCE = 0.25
 PAI_GOW_CHANCE = 0.4  # a position without a progressive wager holds a pai gow wager this often
 HIT_CHANCE = 0.03  # per wager, when the dealer enters outcomes (shoe does not read cards)
+BANK_CHANCE = 0.12  # each player offered the bank accepts it this often (NY 5324.41(h)(3))
+NO_COVER_CHANCE = 0.1  # the dealer finds the bank cannot cover the wagers (h)(4)(ii)
+LID_CHANCE = 0.2  # the bank lifts the shaker's lid after two shakes (h)(8)(i), (h)(10)(i)
 WAITING_STATES = frozenset({"Open_Shuffling", "Open_Dealing", "Open_StartingPosition_Rng"})
 
 
@@ -69,9 +82,52 @@ class Director:
         positions = sorted(wanted | {p for p in range(1, 7) if rng.random() < PAI_GOW_CHANCE})
         return positions or [rng.randint(1, 6)]
 
+    def bank_wanted(self, round_id: int, offer: list[int]) -> int | None:
+        """The betting area that accepts the bank in ``round_id`` when the dealer offers it in
+        the order ``offer`` (NY 5324.41(h)(3): the first who accepts banks), or None: every
+        player passes and the house banks."""
+        rng = self._rng(round_id, "bank")
+        for area in offer:
+            if rng.random() < BANK_CHANCE:
+                return area
+        return None
+
+    def _bank_action(self, snap: PublicSnapshot, rnd: Mapping[str, Any]) -> str | None:
+        """The dealer's bank offer at the start of betting, or None when there is none to make.
+        Nothing is asked twice in a row: after a refusal, a release or once a chip is lit the
+        round goes on house-banked (the "no progress" guard never trips)."""
+        view = snap.view
+        if not (view.get("config") or {}).get("player_banking") or rnd.get("wagers"):
+            return None
+        raw = view.get("bank")
+        if not raw:
+            return None
+        rotation = BankRotation.from_json(dict(raw))
+        if rotation.current is not None:
+            if self._rng(snap.round_id, "cover").random() < NO_COVER_CHANCE:
+                return self._event("bank_released")  # (h)(4)(ii): it cannot cover the wagers
+            return None
+        if snap.last_event in ("bank_accepted", "bank_released"):
+            return None  # refused, or released: the house banks this round
+        area = self.bank_wanted(snap.round_id, rotation.offer_order())
+        if area is None:
+            return None
+        return self._event("bank_accepted", {"position": area})
+
+    def _bank_of(self, view: Mapping[str, Any]) -> int | None:
+        current = (view.get("bank") or {}).get("current")
+        return None if current is None else int(current)
+
     def _needs_pai_gow(self, view: Mapping[str, Any], rnd: Mapping[str, Any]) -> bool:
         config = view.get("config") or {}
         return bool(config.get("three_card_bonus")) and rnd.get("pai_gow") is None
+
+    def _enter_pai_gow(self, view: Mapping[str, Any], rid: int, lit: set[int]) -> str:
+        """The dealer enters the pai gow positions: the lit ones, the seeded others and the
+        bank's own betting area (the bank plays one area, NY 5324.41(h)(6), and needs cards)."""
+        bank = self._bank_of(view)
+        positions = lit | set(self.pai_gow_positions(rid)) | ({bank} if bank else set())
+        return self._event("pai_gow_wagers", {"positions": sorted(positions)})
 
     def act(self, snap: PublicSnapshot) -> str | None:
         """Do one thing for ``snap`` and say what (None: nothing to do, wait for a device)."""
@@ -96,28 +152,37 @@ class Director:
         if state == "Fault":
             return self._event("fault_cleared", {"supervisor": SUPERVISOR})
         if state == "Open_Betting":
+            offered = self._bank_action(snap, rnd)
+            if offered is not None:
+                return offered
             lit = {int(p) for p in (rnd.get("wagers") or {})}
             for position in self.wagers_wanted(rid):
                 if position not in lit:
                     self._pins.drop_chip(position)
                     return "chip_detected"
             if self._needs_pai_gow(view, rnd):  # before "no more bets" (NY 5324.41(n)(3))
-                positions = sorted(lit | set(self.pai_gow_positions(rid)))
-                return self._event("pai_gow_wagers", {"positions": positions})
+                return self._enter_pai_gow(view, rid, lit)
             self._pins.press_lockout()
             return "lockout_pressed"
         if state == "Open_LockedOut":
             if self._needs_pai_gow(view, rnd):
                 lit = {int(p) for p in (rnd.get("wagers") or {})}
-                positions = sorted(lit | set(self.pai_gow_positions(rid)))
-                return self._event("pai_gow_wagers", {"positions": positions})
+                return self._enter_pai_gow(view, rid, lit)
             if self._rng(rid, "confirm").random() < 0.5:
                 self._pins.press_next()  # NEXT on the dealer panel confirms the count
                 return "panel_next"
             return self._event("chips_confirmed")
         if state == "Open_StartingPosition_Dice":
-            if int(rnd.get("shakes", 0)) < 3:
-                self._pins.shake()
+            shakes = int(rnd.get("shakes", 0))
+            if (
+                shakes == 2
+                and self._bank_of(view) is not None
+                and snap.last_event == "shake_detected"
+                and self._rng(rid, f"lid{snap.seq}").random() < LID_CHANCE
+            ):  # the bank lifts the lid: the dealer has it covered and re-shaken (h)(10)(i)
+                return self._event("lid_lifted_by_bank")
+            if shakes < 3:
+                self._pins.shake()  # by the bank when a player banks (h)(8)(i), (h)(10)(i)
                 return "shake_detected"
             rng = self._rng(rid, "dice")
             total = sum(rng.randint(1, 6) for _ in range(3))
