@@ -152,6 +152,9 @@ def check_banking(rows: list[Row]) -> list[RoundLog]:
                     assert area in expected, (log.round_id, area)
         for start in log.starts:  # (h)(8)(iii), (h)(10)(iii)
             assert start["bank"] == log.bank or log.voided, (log.round_id, start)
+            if start.get("by") == "three_card":  # (n)(4): the farthest left, nothing counted
+                assert start["seat"] == max(start["order"]), (log.round_id, start)
+                continue
             first = DEALER if start["bank"] is None else int(start["bank"])
             assert start["seat"] == count_to(first, int(start["number"])), (log.round_id, start)
             assert start["order"][0] == start["seat"]
@@ -242,6 +245,30 @@ def test_bank_shakes_the_dice_and_a_lifted_lid_means_a_reshake_h10_i(tmp_path: P
                     break
                 shakes += 1
             assert shakes >= 3, row[0]
+
+
+def test_three_card_bonus_table_the_bank_gets_its_stacks_h6_n4(tmp_path: Path) -> None:
+    """With the three-card bonus the stacks go only to the positions the dealer enters as
+    holding a pai gow wager (NY 5324.41(n)(4)-(5)); a player who banks plays one betting area
+    ((h)(6)), so the dealer enters the bank's area and the bank's hand is dealt."""
+    text = SIMULATED_TABLE.read_text("utf-8")
+    text = text.replace('start_mode = "rng"', 'start_mode = "three_card"')
+    text = text.replace("three_card_bonus = false", "three_card_bonus = true")
+    text = text.replace('side_wager = { offered = true, odds = "6:1" }', "")
+    config = tmp_path / "three.toml"
+    config.write_text(text, "utf-8")
+    game = load_sim_config(config).game
+    assert game.three_card_bonus and game.player_banking
+    db = tmp_path / "j.db"
+    _run(db, 30, SEED, config)
+    rows = check_journal(db, 30, game)
+    played = check_banking(rows)
+    banked = [log for log in played if log.bank is not None]
+    assert banked
+    for log in banked:
+        entered = [r[3]["positions"] for r in log.rows if r[2] == "pai_gow_wagers"]
+        assert entered and log.bank in entered[-1], (log.round_id, log.bank, entered)
+        assert all(log.bank in s["order"] for s in log.starts), log.round_id
 
 
 def _start(db: Path, rounds: int) -> subprocess.Popen[bytes]:
