@@ -10,6 +10,7 @@ verifies (hash chain and replay) with its ``console_refused`` entries.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -343,5 +344,45 @@ def test_a_trainer_takes_the_simulated_table_into_maintenance(tmp_path: Path) ->
         out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "supervisor console: tablectl console --socket" in out
+    assert not sock.exists()
+    sock.parent.rmdir()
+
+
+def test_the_table_service_serves_the_console_from_its_config(tmp_path: Path) -> None:
+    """`tablectl run` (MockFactory pins, ptys as the serial ports) serves ``[console] socket``."""
+    from test_cmd_run import write_config
+
+    fds: list[int] = []
+    names: list[str] = []
+    for _ in range(2):
+        master, slave = os.openpty()
+        fds += [master, slave]
+        names.append(os.ttyname(slave))
+    sock = short_socket_dir() / "c.sock"
+    config = write_config(tmp_path, names[0], names[1])
+    config.write_text(config.read_text() + f"\n[console]\nsocket = {json.dumps(str(sock))}\n")
+    proc = subprocess.Popen(
+        [*TABLECTL, "run", "--config", str(config), "--pin-factory", "mock"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        give_up = time.monotonic() + 60
+        while not sock.exists():
+            assert proc.poll() is None, proc.communicate()
+            assert time.monotonic() < give_up, "no console socket"
+            time.sleep(0.05)
+        line = request_line("maintenance", ["enter"], "floor", PIN["floor"])
+        reply = send_request(sock, line, 30)
+        assert reply["ok"] is True and reply["state"] == "Maintenance"
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        for fd in fds:
+            os.close(fd)
+    assert proc.returncode == 0, err
+    assert f"supervisor console {sock}" in out
     assert not sock.exists()
     sock.parent.rmdir()
