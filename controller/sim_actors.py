@@ -10,7 +10,9 @@ banks. The start of the game, the dealer's turn and the previous round's bank ge
 ((h)(2), (h)(3)). Now and then the dealer finds the bank cannot cover the wagers ((h)(4)(ii)) and
 releases it; the round is then house-banked. Every seated player plays the main game every round,
 one betting area each, so (h)(4)(i) and (h)(6) hold. With dice the bank shakes the shaker and
-sometimes lifts the lid, which the dealer has covered and re-shaken ((h)(8)(i), (h)(10)(i)).
+sometimes lifts the lid after two shakes, which the dealer has covered and re-shaken ((h)(8)(i),
+(h)(10)(i)); that choice is seeded with the journal position too (``seq``), so each re-shake
+gets a fresh, bounded chance.
 
 Every decision is a function of the published state and the seed (``random.Random`` seeded with
 the seed, the round id and what is decided), never of memory kept between calls: a run that is
@@ -93,9 +95,11 @@ class Director:
         return None
 
     def _bank_action(self, snap: PublicSnapshot, rnd: Mapping[str, Any]) -> str | None:
-        """The dealer's bank offer at the start of betting, or None when there is none to make.
-        Nothing is asked twice in a row: after a refusal, a release or once a chip is lit the
-        round goes on house-banked (the "no progress" guard never trips)."""
+        """The dealer's bank offer before the first chip of the round, or None: none to make.
+        A function of the seed, the round id and the published rotation, so a restarted run
+        offers and releases alike. Never asked again after a refusal or a release (the
+        snapshot's ``last_event``) nor once a chip is lit: the round goes on house-banked and
+        the "no progress" guard never trips."""
         view = snap.view
         if not (view.get("config") or {}).get("player_banking") or rnd.get("wagers"):
             return None
