@@ -13,6 +13,7 @@ wired into ``tablectl run``; this module holds no game rule.
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import sys
 import tempfile
@@ -211,13 +212,16 @@ class TrainerHold:
         return self.active and snap.state in ("Closed", "Maintenance")
 
 
+_CONSOLE_TEMP_PREFIX = "paigow-console-"
+
+
 def console_socket_path(db: Path) -> Path:
     """The simulation's console socket: beside the journal, or in a new temp directory when
     that path is too long for a UNIX socket."""
     beside = db.with_name(db.name + ".console.sock")
     if len(str(beside.resolve()).encode()) < 100:
         return beside
-    return Path(tempfile.mkdtemp(prefix="paigow-console-")) / "console.sock"
+    return Path(tempfile.mkdtemp(prefix=_CONSOLE_TEMP_PREFIX)) / "console.sock"
 
 
 class StopFlag(Protocol):
@@ -423,12 +427,7 @@ def run_service(
     try:
         service.owner.start()
         snap = service.owner.public
-        print(
-            f"simulated table {config.table.id}: journal {path}, {snap.rounds_completed} rounds "
-            "so far; Ctrl-C to stop",
-            file=out,
-            flush=True,
-        )
+        console_note = "supervisor console disabled"
         if config.console.enabled:
             socket_path = console_socket or console_socket_path(path)
             console = ConsoleServer(
@@ -437,20 +436,27 @@ def run_service(
             try:
                 console.start()
             except OSError as exc:
-                print(f"supervisor console not started: {exc}", file=out, flush=True)
+                console_note = f"supervisor console not started: {exc}"
                 console = None
             else:
                 names = ", ".join(sorted(config.supervisors))
-                print(
+                console_note = (
                     f"supervisor console: tablectl console --socket {socket_path} "
-                    f"--supervisor ID REQUEST (supervisors: {names})",
-                    file=out,
-                    flush=True,
+                    f"--supervisor ID REQUEST (supervisors: {names})"
                 )
+        print(
+            f"simulated table {config.table.id}: journal {path}, {snap.rounds_completed} rounds "
+            f"so far; {console_note}; Ctrl-C to stop",
+            file=out,
+            flush=True,
+        )
         return play(service, None, stopper, out, status_lines=True, pace_s=pace_s, hold=hold)
     finally:
         if console is not None:
             console.stop()
+            if console.path.parent.name.startswith(_CONSOLE_TEMP_PREFIX):
+                with contextlib.suppress(OSError):
+                    console.path.parent.rmdir()
         service.owner.stop()
         service.close()
         stopper.restore()
