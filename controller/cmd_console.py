@@ -37,9 +37,10 @@ def register(sub: Any) -> None:
     p = sub.add_parser(
         "console",
         help="take a supervisor's step on the running table (PIN required)",
-        description="Send one supervisor request to the table service's console socket. "
-        "Every step is journaled with the supervisor's id; the PIN is asked for (or read from "
-        "stdin with --pin-stdin) and never shown.",
+        description="Send one supervisor request to the table service's console socket.\n"
+        "Every step is journaled with the supervisor's id; the PIN is asked for (or read\n"
+        "from stdin with --pin-stdin) and never shown. Exit codes: 0 done, 1 refused,\n"
+        "2 bad usage, 3 the console cannot be reached.",
         epilog="requests:\n" + requests,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
