@@ -76,8 +76,66 @@ def test_bank_counts_as_number_one_for_rng_position() -> None:
     assert sp["bank"] == 5 and sp["seat"] == 0  # 5 = number 1, 6 = 2, dealer = 3
 
 
-def test_every_shuffle_rule_makes_each_round_a_start_of_game() -> None:
-    t = Table(player_banking=True, bank_start_of_game="every_shuffle")
+def _finish_round_no_shuffle(t: Table) -> None:
+    t.lock()
+    t.start()
+    t.deal()
+    t.ev("play_complete")
+
+
+def test_every_shuffle_rule_makes_each_round_after_a_shuffle_a_start_of_game_h2() -> None:
+    t = Table(player_banking=True, bank_start_of_game="every_shuffle", rounds_per_shuffle=2)
+    t.open()
+    assert rejection(t.ev("bank_accepted", position=1)) is not None  # first round after shuffle
+    _finish_round_no_shuffle(t)  # the deck deals a second round: not a start of the game
+    assert t.state == "Open_Betting"
+    assert rejection(t.ev("bank_accepted", position=1)) is None
+    t.ev("bank_released")
+    _finish_round(t)  # shuffled again: a start of the game
+    assert "(h)(2)" in (rejection(t.ev("bank_accepted", position=2)) or "")
+
+
+def test_a_table_where_no_player_could_ever_bank_is_refused_h2() -> None:
+    import pytest
+
+    from fsm.round.config import GameConfig
+
+    with pytest.raises(ValueError, match=r"game.bank_start_of_game: 'every_shuffle'.*\(h\)\(2\)"):
+        GameConfig.from_mapping(
+            {"player_banking": True, "bank_start_of_game": "every_shuffle"}, "game"
+        )
+
+
+def test_a_voided_round_starts_the_game_again_h2() -> None:
+    """The void replaces the deck: the next round is the first after a shuffle the dealer was
+    required to make, so no player banks it, and the offer starts again at area 1."""
+    t = Table(player_banking=True)
     t.open()
     _finish_round(t)
-    assert rejection(t.ev("bank_accepted", position=1)) is not None
+    _finish_round(t)
+    t.ev("bank_accepted", position=2)
+    t.lock(3)
+    t.ev("fault_raised", code="SHOE_JAM", device="shoe", detail="jam")
+    effects = t.ev("fault_cleared", supervisor="sup-1", void=True)
+    assert of_type(effects, "round_voided")
+    t.ev("shuffle_complete", count=53)
+    assert "(h)(2)" in (rejection(t.ev("bank_accepted", position=4)) or "")
+    _finish_round(t)
+    offers = of_type(t.all_effects[-4:], "bank_offer")
+    assert offers and offers[0]["order"] == [1, 2, 3, 4, 5, 6]
+
+
+def test_with_the_three_card_bonus_the_bank_is_among_the_pai_gow_positions_h6_n4() -> None:
+    t = Table(player_banking=True, three_card_bonus=True)
+    t.open()
+    t.ev("pai_gow_wagers", positions=[1])
+    t.lock()
+    t.ev("dealt", remaining=53 - 3 * 2)  # area 1 and the dealer: stacks of three (n)(4)-(5)
+    t.ev("three_card_settled")
+    t.ev("dealt", remaining=53 - 7 * 2)  # then stacks of four (n)(7)(ii)
+    t.ev("play_complete")
+    t.ev("shuffle_complete", count=53)
+    assert rejection(t.ev("bank_accepted", position=5)) is None
+    reason = rejection(t.ev("pai_gow_wagers", positions=[1, 2]))
+    assert reason is not None and "area 5 banks this round" in reason
+    assert rejection(t.ev("pai_gow_wagers", positions=[1, 5])) is None

@@ -131,7 +131,7 @@ def check_banking(rows: list[Row]) -> list[RoundLog]:
     assert [r[2] for r in rows].count("table_opened") == 1  # one game: the table opened once
     logs = rounds_of(rows)
     played = [logs[rid] for rid in sorted(logs) if logs[rid].completed]
-    done_before = 0  # rounds of play completed since the table opened
+    done_before = 0  # rounds of play completed since the game started (table open or a void)
     previous_bank: int | None = None
     for log in (logs[rid] for rid in sorted(logs)):
         if not (log.completed or log.voided):
@@ -167,6 +167,8 @@ def check_banking(rows: list[Row]) -> list[RoundLog]:
                 assert log.bank != previous_bank, (log.round_id, log.bank)
             previous_bank = log.bank
             done_before += 1
+        elif log.voided:  # the void replaces the deck: the next round starts a game (h)(2)
+            done_before, previous_bank = 0, None
     return played
 
 

@@ -67,8 +67,10 @@ class BankRotation:
         self.start_of_game = False
 
     def round_voided(self) -> None:
-        """A voided round does not count: its bank is released, the rotation stays."""
-        self.current = None
+        """A voided round does not count, and the deck it used is replaced: the next round is
+        the first after a shuffle the dealer was required to make, a start of the game (h)(2).
+        Its bank is released and the offer starts again at area 1."""
+        self.new_game()
 
     def to_json(self) -> dict[str, Any]:
         return {

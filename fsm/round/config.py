@@ -307,6 +307,15 @@ class GameConfig:
         for k, v in timeouts.items():
             if v < 1:
                 raise ValueError(f"{_where(where, k)}: must be at least 1 ms")
+        banking = _bool(data, "player_banking", where, False)
+        bank_start = _choice(data, "bank_start_of_game", where, BANK_START_RULES, "table_open")
+        if banking and bank_start == "every_shuffle" and rounds_per_shuffle == 1:
+            raise ValueError(
+                f"{_where(where, 'bank_start_of_game')}: 'every_shuffle' with a shuffle every "
+                "round makes every round a start of the game, where no player may bank "
+                "(NY 5324.41(h)(2)): player_banking could never happen; use 'table_open' or "
+                "turn player_banking off"
+            )
         return cls(
             table_id=table_id,
             start_mode=start_mode,
@@ -315,10 +324,8 @@ class GameConfig:
             levels=levels,
             card_reading_shoe=_bool(data, "card_reading_shoe", where, False),
             three_card_bonus=three_card,
-            player_banking=_bool(data, "player_banking", where, False),
-            bank_start_of_game=_choice(
-                data, "bank_start_of_game", where, BANK_START_RULES, "table_open"
-            ),
+            player_banking=banking,
+            bank_start_of_game=bank_start,
             side_wager_offered=side_offered,
             side_wager_odds=odds,
             ace_low_straight=ace_low,

@@ -103,6 +103,18 @@ def _three_card_ready(m: RoundMachine, wagered: Iterable[int]) -> None:
             "with a pai gow wager may make one (NY 5324.41(k)(1)): enter it in pai_gow_wagers "
             "or resolve the wagers"
         )
+    _bank_dealt(m, pai_gow, "pai_gow_wagers")
+
+
+def _bank_dealt(m: RoundMachine, positions: Iterable[int], key: str) -> None:
+    """A player bank plays a hand from its own area, so with the three-card bonus its area is
+    among the pai gow positions the stacks go to (NY 5324.41(h)(6), (n)(4)-(5))."""
+    bank = m._bank.current
+    if bank is not None and bank not in set(positions):
+        raise _Reject(
+            f"{key}: area {bank} banks this round and is dealt a hand: include it "
+            "(NY 5324.41(h)(6), (n)(4)-(5))"
+        )
 
 
 def _after_count(m: RoundMachine) -> None:
@@ -138,6 +150,7 @@ def _p_pai_gow_wagers(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
             f"positions: position {outside[0]} has a progressive wager, so it holds a pai gow "
             "wager too (NY 5324.41(k)(1)): include it"
         )
+    _bank_dealt(m, positions, "positions")
 
     def act() -> None:
         m._r.pai_gow = sorted(positions)
