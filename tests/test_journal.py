@@ -487,24 +487,34 @@ def test_verify_of_a_live_journal_sees_one_consistent_snapshot(path: Path) -> No
     moment, so a live journal never shows a false head/state mismatch."""
     import threading
 
+    import time
+
     journal = Journal.open(path)
     fill(journal, 20)
     stop = threading.Event()
+    appended = [0]
 
     def writer() -> None:
         ts = 1_800_000_000_000
         while not stop.is_set():
             ts += 1
             journal.append(ts, 1, "chip", {"position": 1}, {"n": ts}, {"L1": {"display": ts}})
+            appended[0] += 1
 
     thread = threading.Thread(target=writer)
     thread.start()
+    reports = []
     try:
-        reports = [verify(path) for _ in range(15)]
+        # verify again and again while the writer really appends (a busy disk may make each
+        # fsync slow: wait for appends rather than counting on a number of verifies)
+        deadline = time.monotonic() + 60
+        while (len(reports) < 15 or appended[0] < 10) and time.monotonic() < deadline:
+            reports.append(verify(path))
     finally:
         stop.set()
         thread.join()
         journal.close()
+    assert appended[0] >= 10, "the writer never got to append: nothing was tested"
     assert [r.problems for r in reports if not r.ok] == []
     assert reports[-1].entries > 20
 
