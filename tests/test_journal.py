@@ -486,7 +486,6 @@ def test_verify_of_a_live_journal_sees_one_consistent_snapshot(path: Path) -> No
     """An auditor may verify while the owner appends (WAL): every check must see the same
     moment, so a live journal never shows a false head/state mismatch."""
     import threading
-
     import time
 
     journal = Journal.open(path)
