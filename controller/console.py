@@ -12,8 +12,8 @@ the machine refused keeps its ``seq``, ``state`` and ``effects``: the refusal is
 
 A refused PIN (wrong PIN, unknown supervisor, an id locked after `LOCKOUT_AFTER` wrong PINs) is
 itself journaled as a ``console_refused`` entry (supervisor id, request, reason; never the PIN)
-posted to the owner; the round machine has no such event type, so it journals the entry with a
-``rejected`` effect and changes nothing. At most `JOURNALED_REFUSALS_PER_MINUTE` refusals a
+posted to the owner; the round machine accepts it in every state as an informational event and
+changes nothing. At most `JOURNALED_REFUSALS_PER_MINUTE` refusals a
 minute are journaled; the others are counted (``refusals``) and the next journaled refusal
 carries how many were not (``unjournaled``), so a flood of guesses cannot fill the journal.
 
@@ -57,7 +57,7 @@ LOCKOUT_AFTER = 5
 LOCKOUT_S = 60.0
 #: Refusals journaled per minute at most; the rest are counted in memory.
 JOURNALED_REFUSALS_PER_MINUTE = 10
-#: The entry type a refused PIN is journaled as (not an event of the round machine).
+#: The entry type a refused PIN is journaled as (an informational event of the round machine).
 REFUSAL_EVENT = "console_refused"
 MAX_TEXT = 200
 POSITIONS = range(1, 7)

@@ -110,3 +110,13 @@ def test_the_key_position_survives_a_restart() -> None:
 def test_a_malformed_key_event_is_rejected() -> None:
     t = reach("Closed")
     assert "true or false" in (rejection(t.ev("supervisor_key", on="yes")) or "")
+
+
+def test_a_refused_console_pin_is_journaled_and_changes_nothing_in_any_state() -> None:
+    """The console journals a refused PIN (never the PIN) as an informational event."""
+    for state in ("Closed", "Open_Betting", "Open_JackpotPending", "Fault", "Maintenance"):
+        t = reach(state)
+        before = t.m.snapshot()
+        data = {"supervisor": "ana", "request": "validate-hit", "reason": "wrong PIN"}
+        assert t.ev("console_refused", **data) == []
+        assert t.m.snapshot() == before

@@ -53,6 +53,7 @@ EVENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "deadline": ((), ()),
     "panel_next": ((), ()),
     "panel_void": ((), ()),
+    "console_refused": (("supervisor", "request", "reason"), ("unjournaled",)),
     "shaker_lid": (("lifted",), ()),
     "power_up": ((), ("software_hash", "storage", "restored_seq")),
     "supervisor_key": (("on",), ()),

@@ -545,6 +545,7 @@ _PLANNERS: dict[str, Callable[[RoundMachine, Mapping[str, JSON]], Plan]] = {
     "power_up": _p_power_up,
     "supervisor_key": _p_supervisor_key,
     "panel_void": _p_panel_void,
+    "console_refused": _p_informational,
     "device_recovered": _p_informational,
     "table_opened": _p_table_opened,
     "table_closed": _p_table_closed,
