@@ -201,7 +201,9 @@ def test_simulated_players_bank_by_the_rules_h2_h3_h10(
     assert cli.main(["report", "rounds", "--db", str(db), "--json"]) == 0
     report = json.loads(capsys.readouterr().out)["rounds"]
     shown = {int(r["round"]): r["bank"] for r in report}
-    assert shown == {log.round_id: log.bank for log in played}
+    expected = {log.round_id: log.bank for log in played}
+    # the next round may have begun (shuffled, betting open) before the simulator stopped
+    assert {rid: shown.get(rid, "missing") for rid in expected} == expected
     assert cli.main(["report", "rounds", "--db", str(db)]) == 0
     text = capsys.readouterr().out
     assert f"round {banked[0].round_id} " in text and f"bank {banked[0].bank}" in text
