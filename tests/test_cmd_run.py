@@ -136,3 +136,23 @@ def test_service_starts_stops_on_sigterm_and_resumes(tmp_path: Path, ptys: tuple
     verify = tablectl("journal", "verify", "--db", str(db), "--json")
     assert json.loads(verify.stdout)["problems"] == []
     assert verify.returncode == 0
+
+
+def test_the_real_table_draws_from_the_os_csprng_never_the_simulation_seed(
+    tmp_path: Path, ptys: tuple[str, str]
+) -> None:
+    """table-rules.md (NJ 13:69E-1.28G): the starting-position RNG on a real table is the OS
+    CSPRNG, seeded from an uncontrolled source; the seeded draw exists for simulation only."""
+    from controller import rng
+    from controller.cmd_run import build_service
+    from controller.config import load_config
+
+    config = load_config(write_config(tmp_path, *ptys))
+    owner, adapters, gpio = build_service(config, pin_mode="mock")
+    try:
+        assert owner._draw is rng.draw_position
+        assert not isinstance(owner._draw, rng.SeededDraw)
+    finally:
+        for adapter in adapters:
+            adapter.stop()
+        gpio.close()
