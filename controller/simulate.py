@@ -270,7 +270,8 @@ def _status_line(snap: PublicSnapshot) -> str:
         for name, m in snap.meters.items()
     )
     return (
-        f"{snap.rounds_completed} rounds | journal seq {snap.seq} | {snap.state} | "
+        f"{snap.rounds_completed} round{'' if snap.rounds_completed == 1 else 's'} | "
+        f"journal seq {snap.seq} | {snap.state} | "
         f"display {snap.view.get('display', '?')!r} | {shown}"
     )
 

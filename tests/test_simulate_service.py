@@ -34,7 +34,7 @@ def test_service_prints_a_status_line_per_round_and_stops_cleanly_on_sigterm(
     try:
         for line in proc.stdout:
             lines.append(line)
-            if sum(" rounds | journal seq " in x for x in lines) >= 3:
+            if sum(" | journal seq " in x for x in lines) >= 3:
                 break
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
@@ -43,7 +43,8 @@ def test_service_prints_a_status_line_per_round_and_stops_cleanly_on_sigterm(
             proc.kill()
     assert proc.returncode == 0, err[-2000:]
     assert lines[0].startswith("simulated table SIM-1: journal")
-    assert "1 rounds | journal seq" in "".join(lines)
+    assert "1 round | journal seq" in "".join(lines)
+    assert "2 rounds | journal seq" in "".join(lines)
     rounds = sum(1 for r in _rows(db) if r[2] == "round_completed")
     assert rounds >= 3
     check_journal(db, rounds)
