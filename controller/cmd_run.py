@@ -156,6 +156,7 @@ def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[
     gpio = build_gpio_table(config.pins, factory, port)
     shoe = ReferenceShoe.open(config.serial["shoe"].driver, port)
     shuffler = ReferenceShuffler.open(config.serial["shuffler"].driver, port)
+    port.watch_lines({"shoe": shoe.link_status, "shuffler": shuffler.link_status})
     devices = TableDevices(gpio, shuffler, shoe, notice=_log_notice)
     game = config.game
 

@@ -241,6 +241,12 @@ class InputPort:
         self._post = post
         self._noise = noise
 
+    def watch_lines(self, status: Mapping[str, Callable[[], Mapping[str, object]]]) -> None:
+        """After each device's answer, check its serial line for noise (``LINE_NOISE``): call
+        with the serial adapters' ``link_status`` once they exist (they are built with this
+        port as their ``post``). Both ``tablectl run`` and the simulated table do."""
+        self._noise = NoiseMonitor(status)
+
     def __call__(self, event: Event) -> None:
         translated = translate_input(event)
         if translated is None:

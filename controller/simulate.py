@@ -20,14 +20,14 @@ import tempfile
 import threading
 import time
 import zlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any, Protocol, TextIO
 
 from controller.config import SIMULATED_TABLE, TableConfig, load_config
-from controller.devices import InputPort, NoiseMonitor, TableDevices
+from controller.devices import InputPort, TableDevices
 from controller.owner import Owner, PublicSnapshot, utc_now_ms
 from controller.rng import SeededDraw
 from controller.sim_actors import WAITING_STATES, Director
@@ -84,10 +84,10 @@ def seed_int(seed: int | str) -> int:
 
 
 def _pty_devices(
-    config: TableConfig, seed: int, port: Callable[[Any], None], deck_path: Path
-) -> tuple[Any, Any, Any, dict[str, Callable[[], Mapping[str, object]]]]:
-    """Start the shoe and shuffler simulators on ptys and the real adapters on them."""
-    from drivers.serial.port import LinkPort
+    config: TableConfig, seed: int, port: InputPort, deck_path: Path
+) -> tuple[Any, Any, Any]:
+    """Start the shoe and shuffler simulators on ptys and the real adapters on them, their
+    lines watched for noise like a real table's."""
     from drivers.serial.shoe import ReferenceShoe
     from drivers.serial.shuffler import ReferenceShuffler
     from drivers.sim.bench import SimulatedDevices
@@ -102,15 +102,10 @@ def _pty_devices(
     shoe_cfg = replace(shoe_cfg, port=replace(shoe_cfg.port, path=shoe_path))
     shuffler_cfg = config.serial["shuffler"].driver
     shuffler_cfg = replace(shuffler_cfg, port=replace(shuffler_cfg.port, path=shuffler_path))
-    shoe_port = LinkPort("shoe", shoe_cfg.port, shoe_cfg.link)
-    shuffler_port = LinkPort("shuffler", shuffler_cfg.port, shuffler_cfg.link)
-    shoe = ReferenceShoe(shoe_port, port, shoe_cfg)
-    shuffler = ReferenceShuffler(shuffler_port, port, shuffler_cfg)
-    status: dict[str, Callable[[], Mapping[str, object]]] = {
-        "shoe": shoe_port.status,
-        "shuffler": shuffler_port.status,
-    }
-    return sim, shoe, shuffler, status
+    shoe = ReferenceShoe.open(shoe_cfg, port)
+    shuffler = ReferenceShuffler.open(shuffler_cfg, port)
+    port.watch_lines({"shoe": shoe.link_status, "shuffler": shuffler.link_status})
+    return sim, shoe, shuffler
 
 
 def build_service(
@@ -140,19 +135,9 @@ def build_service(
     shoe: Any
     shuffler: Any
     if devices == "pty":
-        noise_status: dict[str, Callable[[], Mapping[str, object]]] = {}
-        monitor: list[NoiseMonitor] = []
-
-        def pty_post(event: Any) -> None:
-            ports[0](event)
-
+        port = InputPort(post)
         deck_path = db.with_name(db.name + ".sim-shoe.json")
-        sim, shoe, shuffler, noise_status = _pty_devices(
-            config, seed_int(seed), pty_post, deck_path
-        )
-        monitor.append(NoiseMonitor(noise_status))
-        ports = [InputPort(post, monitor[0])]
-        port = ports[0]
+        sim, shoe, shuffler = _pty_devices(config, seed_int(seed), port, deck_path)
         faults = PtyFaults(sim, plan)
     elif devices == "inprocess":
         port = InputPort(post)

@@ -67,6 +67,20 @@ def entry_types(db: Path) -> list[str]:
         return []
 
 
+def entry_rows(db: Path) -> list[tuple[str, dict[str, str]]]:
+    if not db.exists():
+        return []
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            rows = conn.execute("SELECT type, data FROM journal ORDER BY seq")
+            return [(t, json.loads(d)) for (t, d) in rows]
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return []
+
+
 def run_until_power_up(config: Path, db: Path, count: int) -> subprocess.CompletedProcess[str]:
     """Start the service, wait for its ``count``-th power_up entry, SIGTERM it."""
     proc = subprocess.Popen(
@@ -156,3 +170,37 @@ def test_the_real_table_draws_from_the_os_csprng_never_the_simulation_seed(
         for adapter in adapters:
             adapter.stop()
         gpio.close()
+
+
+def test_a_noisy_serial_line_on_the_real_table_is_journaled_as_line_noise(tmp_path: Path) -> None:
+    """Issue 4: garbage on a device line is a fault the supervisor sees. The link recovers by
+    itself, so it is the table's wiring (``tablectl run``, not only the simulator) that must watch
+    the line and journal ``LINE_NOISE`` after the device's answer."""
+    from controller.cmd_run import build_service
+    from controller.config import load_config
+    from drivers.sim.bench import SimulatedDevices
+    from fsm.events import Event
+
+    sim = SimulatedDevices(card_reading=True)
+    shoe, shuffler = (os.path.realpath(p) for p in sim.start(seed=5, directory=str(tmp_path)))
+    config = load_config(write_config(tmp_path, shoe, shuffler))  # /dev/pts/N: a device path
+    owner, adapters, gpio = build_service(config, pin_mode="mock")
+    db = tmp_path / "journal.db"
+    try:
+        for adapter in adapters:
+            adapter.start()
+        owner.start()
+        sim.inject("garbage")
+        owner.post(Event("table_opened", {"supervisor": "ana"}))  # the shuffler is commanded
+        deadline = time.monotonic() + 30
+        codes: list[str] = []
+        while "LINE_NOISE" not in codes and time.monotonic() < deadline:
+            time.sleep(0.1)
+            codes = [d.get("code", "") for t, d in entry_rows(db) if t == "fault_raised"]
+        assert "LINE_NOISE" in codes
+    finally:
+        owner.stop()
+        for adapter in adapters:
+            adapter.stop()
+        gpio.close()
+        sim.stop()

@@ -78,6 +78,10 @@ class DeviceAdapter:
     def stop(self) -> None:
         self._transport.stop()
 
+    def link_status(self) -> dict[str, object]:
+        """The port's and link's counters (opens, garbage bytes, CRC errors, ...)."""
+        return self._transport.status()
+
     def request_status(self) -> None:
         """Ask the device for a STATUS_RSP (the answer updates ``status()``)."""
         self._request("status", protocol.STATUS_REQ, protocol.encode_status_req)

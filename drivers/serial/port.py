@@ -42,6 +42,8 @@ class Transport(Protocol):
 
     def stop(self) -> None: ...
 
+    def status(self) -> dict[str, object]: ...
+
 
 @dataclass(frozen=True)
 class PortConfig:
