@@ -44,6 +44,21 @@ def positive_seconds(data: Mapping[str, object], key: str, where: str, default: 
     return float(value)
 
 
+def known_keys(data: Mapping[str, object], where: str, known: set[str]) -> None:
+    """A device section's keys must all be known: a misspelt key is an error, never a default."""
+    for key in data:
+        if key not in known:
+            raise ValueError(f"{where}.{key}: unknown key (allowed: {', '.join(sorted(known))})")
+
+
+def section(data: Mapping[str, object], key: str, where: str) -> Mapping[str, object]:
+    """The sub-table ``key`` of a device section (empty when absent)."""
+    value = data.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ValueError(f"{where}.{key}: expected a table")
+    return value
+
+
 class DeviceAdapter:
     """Base of the shoe and shuffler adapters (reference protocol)."""
 

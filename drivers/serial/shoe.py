@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from drivers.serial import faults, protocol
-from drivers.serial.adapter import DeviceAdapter, Post, positive_seconds
+from drivers.serial.adapter import DeviceAdapter, Post, known_keys, positive_seconds, section
 from drivers.serial.link import LinkConfig
 from drivers.serial.port import LinkPort, PortConfig, Transport
 from fsm.cards import DECK_SIZE
@@ -42,19 +42,6 @@ class Shoe(Protocol):
     def card_reading(self) -> bool: ...
 
 
-def _known(data: Mapping[str, object], where: str, known: set[str]) -> None:
-    for key in data:
-        if key not in known:
-            raise ValueError(f"{where}.{key}: unknown key (allowed: {', '.join(sorted(known))})")
-
-
-def _section(data: Mapping[str, object], key: str, where: str) -> Mapping[str, object]:
-    value = data.get(key, {})
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where}.{key}: expected a table")
-    return value
-
-
 @dataclass(frozen=True)
 class ShoeConfig:
     """``[serial.shoe]``: the port, the link timing and response timeouts (seconds)."""
@@ -66,12 +53,12 @@ class ShoeConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], where: str) -> ShoeConfig:
-        _known(data, where, {"port", "link", "status_timeout", "dispense_timeout"})
-        port = dict(_section(data, "port", where))
+        known_keys(data, where, {"port", "link", "status_timeout", "dispense_timeout"})
+        port = dict(section(data, "port", where))
         port.setdefault("path", "/dev/paigow-shoe")
         return cls(
             port=PortConfig.from_mapping(port, f"{where}.port"),
-            link=LinkConfig.from_mapping(_section(data, "link", where), f"{where}.link"),
+            link=LinkConfig.from_mapping(section(data, "link", where), f"{where}.link"),
             status_timeout=positive_seconds(data, "status_timeout", where, 1.0),
             dispense_timeout=positive_seconds(data, "dispense_timeout", where, 30.0),
         )

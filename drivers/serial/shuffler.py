@@ -15,10 +15,9 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from drivers.serial import faults, protocol
-from drivers.serial.adapter import DeviceAdapter, Post, positive_seconds
+from drivers.serial.adapter import DeviceAdapter, Post, known_keys, positive_seconds, section
 from drivers.serial.link import LinkConfig
 from drivers.serial.port import LinkPort, PortConfig, Transport
-from drivers.serial.shoe import _known, _section
 from fsm.events import JSON, Event
 
 
@@ -53,12 +52,12 @@ class ShufflerConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], where: str) -> ShufflerConfig:
-        _known(data, where, {"port", "link", "status_timeout", "shuffle_timeout"})
-        port = dict(_section(data, "port", where))
+        known_keys(data, where, {"port", "link", "status_timeout", "shuffle_timeout"})
+        port = dict(section(data, "port", where))
         port.setdefault("path", "/dev/paigow-shuffler")
         return cls(
             port=PortConfig.from_mapping(port, f"{where}.port"),
-            link=LinkConfig.from_mapping(_section(data, "link", where), f"{where}.link"),
+            link=LinkConfig.from_mapping(section(data, "link", where), f"{where}.link"),
             status_timeout=positive_seconds(data, "status_timeout", where, 1.0),
             shuffle_timeout=positive_seconds(data, "shuffle_timeout", where, 90.0),
         )
