@@ -46,10 +46,6 @@ def suit(card: Card) -> int:
     return card % 4
 
 
-def is_joker(card: Card) -> bool:
-    return card == JOKER
-
-
 def parse_card(text: str) -> Card:
     """One card from its notation (``As``, ``Td``, ``10d``, ``JK``); a precise error otherwise."""
     t = text.strip()

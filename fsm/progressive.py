@@ -191,12 +191,6 @@ class ProgressiveTable:
             return True
         return payout_cents >= 50 * wager_cents
 
-    def qualifying_lines(
-        self, cards: Sequence[Card], opts: RankingOptions = DEFAULT_OPTIONS
-    ) -> list[str]:
-        """Every line the seven cards can claim, over every way to take five of them."""
-        return [n for n in self.line_names if n in _claims(tuple(sorted(cards)), opts)]
-
     def best_line(
         self,
         cards: Sequence[Card],

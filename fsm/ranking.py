@@ -43,10 +43,6 @@ class Category(IntEnum):
         """The category's name in the command-line contract, e.g. ``four-of-a-kind``."""
         return self.name.lower().replace("_", "-")
 
-    @classmethod
-    def from_label(cls, label: str) -> Category:
-        return cls[label.upper().replace("-", "_")]
-
 
 AceLow = Literal["second", "lowest"]
 JokerFlush = Literal["highest-missing", "ace"]

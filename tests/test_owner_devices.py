@@ -150,3 +150,14 @@ def test_a_noisy_line_raises_line_noise_after_the_answer_it_came_with() -> None:
     assert "18 bytes" in posted[-1].data["detail"]
     port(answer)  # nothing new on the line: no second fault
     assert [e.type for e in posted][-1] == "dealt"
+
+
+def test_every_event_the_gpio_drivers_post_is_an_event_of_the_round() -> None:
+    """drivers/gpio's vocabulary (interfaces.EVENT_NAMES) reaches the round unchanged, and the
+    round machine knows every one of them: a button the machine cannot hear is a wiring bug."""
+    from drivers.gpio.interfaces import EVENT_NAMES
+
+    for name in EVENT_NAMES:
+        event = Event(name, {})
+        assert translate_input(event) == event
+        assert name in machine.EVENT_FIELDS, name

@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
 ACCEPTOR_COUNT = 6
-SEGMENT_COUNT = 7
 FIRST_HEADER_PIN = 2
 LAST_HEADER_PIN = 27
 SAS_UART_PINS = (14, 15)

@@ -161,10 +161,6 @@ class GpioAcceptors:
         with self._cond:
             return self._states
 
-    def sensor_active(self, position: int) -> bool:
-        """Whether acceptor ``position`` (1..6) sees a chip right now (for maintenance tests)."""
-        return bool(self._sensors[position - 1].is_active)
-
     def set_lights(self, states: Sequence[LightState]) -> None:
         with self._cond:
             if self._closed:

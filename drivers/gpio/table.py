@@ -45,8 +45,6 @@ from drivers.gpio.interfaces import (
 )
 from fsm.events import Event
 
-#: Effect types this unit handles; ``apply`` returns False for every other type.
-GPIO_EFFECTS = ("lights", "display", "shaker_reset")
 SAFE_LIGHTS: tuple[LightState, ...] = (OFF,) * ACCEPTOR_COUNT
 SAFE_GLYPH: Glyph = "blank"
 

@@ -114,7 +114,6 @@ class LinkPort:
         self._listener: LinkListener | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._started_link = False
         self.opens = 0
         self.open_failures = 0
         self.write_timeouts = 0

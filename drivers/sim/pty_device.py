@@ -63,8 +63,6 @@ class PtyDevice:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_garbage = 0.0
-        self.garbage_sent = 0
-        self.plugs = 0
 
     def _new_link(self) -> Link:
         self._session += 1
@@ -111,7 +109,6 @@ class PtyDevice:
         os.replace(tmp, self.path)
         self._link = self._new_link()
         self._link.start(time.monotonic())
-        self.plugs += 1
 
     def _unplug(self) -> None:
         with contextlib.suppress(FileNotFoundError):
@@ -156,7 +153,6 @@ class PtyDevice:
             if self.garbage and now - self._last_garbage >= 0.01:
                 self._last_garbage = now
                 burst = bytes(self._rng.randrange(256) for _ in range(self._rng.randint(1, 24)))
-                self.garbage_sent += len(burst)
                 out = burst + out
             if out:
                 self._write(master, out)

@@ -52,7 +52,8 @@ class BankRotation:
         return None
 
     def new_game(self) -> None:
-        """A shuffle that starts the game: no bank this round, the offer starts again at area 1."""
+        """A shuffle that starts the game (the table opened, or a voided round's deck was
+        replaced, (h)(2)): no bank this round, the offer starts again at area 1."""
         self.start_of_game = True
         self.offer_start = 1
         self.last_bank = None
@@ -65,12 +66,6 @@ class BankRotation:
         self.last_bank = self.current
         self.current = None
         self.start_of_game = False
-
-    def round_voided(self) -> None:
-        """A voided round does not count, and the deck it used is replaced: the next round is
-        the first after a shuffle the dealer was required to make, a start of the game (h)(2).
-        Its bank is released and the offer starts again at area 1."""
-        self.new_game()
 
     def to_json(self) -> dict[str, Any]:
         return {

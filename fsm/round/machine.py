@@ -443,7 +443,7 @@ class RoundMachine:
         for area, cents in sorted(r.wagers.items()):
             self._emit({"type": "refund", "position": area, "cents": cents, "reason": reason})
         self._emit({"type": "round_voided", "round_id": self._round_id, "reason": reason})
-        self._bank.round_voided()
+        self._bank.new_game()  # the void replaces the deck: the game starts again (h)(2)
         self._round_done = True
         self._r = RoundData()
 
