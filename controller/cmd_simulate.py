@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
         default=None,
         metavar="SECONDS",
         help="without --headless: pause after each action of the scripted dealer, players and "
-        "supervisor (default 0.4, about five seconds a round; 0 = full speed)",
+        "supervisor (default 0.4; 0 = full speed)",
     )
     p.add_argument(
         "--console-socket",

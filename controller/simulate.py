@@ -175,7 +175,7 @@ def build_service(
     return Service(config, owner, table, pins, director, plan, faults, sim)
 
 
-# ``make run``: a demonstration / training pace, about five seconds a round.
+# ``make run``: a demonstration / training pace: a pause after each scripted action.
 DEFAULT_PACE_S = 0.4
 
 
