@@ -41,6 +41,8 @@ from typing import Any, Protocol
 
 from controller.config import DEFAULT_CONSOLE_SOCKET, check_pin
 from fsm.events import JSON, Event
+from fsm.round.catalogue import AREAS
+from fsm.round.meters import CORRECTABLE_METERS
 
 log = logging.getLogger(__name__)
 
@@ -60,8 +62,8 @@ JOURNALED_REFUSALS_PER_MINUTE = 10
 #: The entry type a refused PIN is journaled as (an informational event of the round machine).
 REFUSAL_EVENT = "console_refused"
 MAX_TEXT = 200
-POSITIONS = range(1, 7)
-METERS = ("display", "reserve", "overflow")
+POSITIONS = range(1, AREAS + 1)
+METERS = CORRECTABLE_METERS  # the round's own list: the console never widens or narrows it
 
 _SUPERVISOR_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 _CONFIG_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\[\]-]{0,99}$")

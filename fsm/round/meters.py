@@ -28,6 +28,7 @@ from typing import Any
 from fsm.round.config import ProgressiveLevel
 
 UNIT = 10_000  # sub-units per cent
+CORRECTABLE_METERS = ("display", "reserve", "overflow")  # what a supervised correction may touch
 HISTORY = 25  # NY 5320.8: at least the last 25 hits
 
 
@@ -214,7 +215,7 @@ class LevelMeters:
 
     def correct(self, meter: str, delta_cents: int) -> str | None:
         """A supervised correction of display, overflow or reserve; a reason when refused."""
-        if meter not in ("display", "overflow", "reserve"):
+        if meter not in CORRECTABLE_METERS:
             return f"meter: must be display, overflow or reserve, not {meter!r}"
         current = int(getattr(self, meter))
         if current + delta_cents * UNIT < 0:
