@@ -340,12 +340,24 @@ def _rank_of(pays: Mapping[str, Odds | int], line: str) -> int:
     return list(pays).index(line)
 
 
+def side_wager_win_cents(wager_cents: int, odds: Fraction) -> int:
+    """NY (j)(2)(vi), NJ 11.8C(b)6: what a winning 1-7 side wager wins at ``odds`` (5.5:1 to
+    6:1), rounded down to the whole dollar; the wager itself is returned besides. The one place
+    this rule is computed: the round (its configured odds) and the pay tables both call it."""
+    if wager_cents < 0:
+        raise ValueError(f"wager_cents: must not be negative, got {wager_cents}")
+    win = wager_cents * odds.numerator // odds.denominator
+    return win - win % 100
+
+
 def side_wager_payout(table: PayTable, wager_cents: int) -> int:
-    """NY (j)(2)(vi), NJ 11.8C(b)6: a winning 1-7 side wager's payout, rounded down to the
-    nearest whole dollar."""
+    """A winning 1-7 side wager's payout by a side-1-7 pay table (`side_wager_win_cents`)."""
     if table.wager != "side-1-7":
         raise ValueError(f"{table.name or table.wager}: not a 1-7 side wager table")
-    return table.payout("hit", wager_cents) // 100 * 100
+    pay = table.pays["hit"]
+    if not isinstance(pay, Odds):
+        raise ValueError(f"{table.name or table.wager}: the hit line must pay odds")
+    return side_wager_win_cents(wager_cents, Fraction(pay.num, pay.den))
 
 
 def envy_payment(envy: PayTable, other_hands: Iterable[Iterable[str]]) -> int:

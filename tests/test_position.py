@@ -9,13 +9,13 @@ from fractions import Fraction
 
 import pytest
 
+from fsm.paytables import side_wager_win_cents
 from fsm.round.position import (
     counting_order,
     delivery_order,
     dice_number,
     seat_for_dice,
     seat_for_number,
-    side_wager_payout_cents,
 )
 
 
@@ -73,7 +73,7 @@ def test_impossible_dice_total_is_an_error_naming_the_field(bad: object) -> None
 def test_side_wager_payout_rounded_down_to_dollar_j2vi(
     cents: int, odds: Fraction, win: int
 ) -> None:
-    assert side_wager_payout_cents(cents, odds) == win
+    assert side_wager_win_cents(cents, odds) == win
 
 
 @pytest.mark.parametrize(
@@ -84,4 +84,4 @@ def test_side_wager_payout_agrees_with_shipped_pay_tables_j2vi(table: str, odds:
 
     pt = load_builtin(table)
     for cents in (100, 175, 300, 500, 2500, 9999):
-        assert side_wager_payout_cents(cents, odds) == side_wager_payout(pt, cents)
+        assert side_wager_win_cents(cents, odds) == side_wager_payout(pt, cents)

@@ -11,12 +11,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from fsm.events import JSON
+from fsm.paytables import side_wager_win_cents
 from fsm.round import states as S
 from fsm.round.catalogue import AREAS
 from fsm.round.checks import Plan, _field, _int, _position, _Reject, _text
 from fsm.round.position import (
     dice_number,
-    side_wager_payout_cents,
 )
 
 if TYPE_CHECKING:
@@ -123,7 +123,7 @@ def _settle_side_wagers(m: RoundMachine, bets: list[tuple[int, int, int]]) -> No
             "position": p,
             "number": n,
             "cents": c,
-            "payout_cents": side_wager_payout_cents(c, odds) if n == number else 0,
+            "payout_cents": side_wager_win_cents(c, odds) if n == number else 0,
         }
         for p, n, c in bets
     ]

@@ -18,7 +18,6 @@ Must never: draw a random number, know about meters, or see a card.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from fractions import Fraction
 
 SEATS = 7
 DEALER = 0
@@ -80,12 +79,3 @@ def three_card_number(seat: int) -> int:
     if not 0 <= seat <= 6:
         raise ValueError(f"seat: 0..6, not {seat!r}")
     return seat + 1
-
-
-def side_wager_payout_cents(cents: int, odds: Fraction) -> int:
-    """Winnings of a winning 1-7 side wager at ``odds`` (5.5..6 to 1), rounded down to the
-    whole dollar (NY 5324.41(j)(2)(vi), NJ 13:69F-11.8C(b)6). The wager itself is returned too."""
-    if cents < 0:
-        raise ValueError(f"cents: must not be negative, got {cents}")
-    win = cents * odds.numerator // odds.denominator
-    return win - win % 100
