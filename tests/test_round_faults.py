@@ -114,7 +114,9 @@ def test_dice_resume_after_fault_requires_new_shakes() -> None:
         t.ev("shake_detected")
     t.ev("fault_raised", code="X", device="shaker", detail="")
     t.ev("fault_cleared", supervisor=SUP)
-    assert rejection(t.ev("dice_position_entered", total=10)) is not None
+    assert t.state == "Open_StartingPosition_Dice"
+    reason = rejection(t.ev("dice_position_entered", total=10)) or ""
+    assert "shaken 0 time(s); at least three" in reason  # (h)(8)(i): the count starts again
 
 
 @pytest.mark.parametrize(
