@@ -6,7 +6,7 @@ translating the round's vocabulary to the drivers': ``blink`` -> ``blinking``, `
 ``"-"`` -> ``idle``, ``"F"`` -> ``fault``, ``"P"`` -> ``jackpot``), ``shuffle`` to the shuffler,
 ``dispense`` to the shoe, ``acceptors`` remembered (the machine refuses chips when disarmed),
 ``alert`` and the money effects to a notice callback (status line, floor system). It depends only
-on the small interfaces below, so the real drivers, the pty simulators and in-process fakes fit.
+on the small interfaces below, so the real drivers, the pty simulators and the test fakes fit.
 
 Inputs: `translate_input` maps what the drivers post to the round's event vocabulary
 (``shuffle_completed`` -> ``shuffle_complete``, ``cards_dispensed`` -> ``dealt``); `InputPort`

@@ -36,9 +36,6 @@ from controller.sim_table import (
     MockPins,
     PersistentDeck,
     PtyFaults,
-    SimDeck,
-    SimShoe,
-    SimShuffler,
 )
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
@@ -65,8 +62,8 @@ class Service:
     pins: MockPins
     director: Director
     plan: FaultPlan
-    faults: PtyFaults | None = None
-    sim: Any = None
+    faults: PtyFaults
+    sim: Any = None  # the pty simulators; None once closed
 
     def close(self) -> None:
         """Stop the pty simulators (after the owner stopped and closed the adapters)."""
@@ -114,43 +111,26 @@ def build_service(
     seed: int | str,
     fault_spec: str | None = None,
     *,
-    devices: str = "pty",
     now_ms: Callable[[], int] = utc_now_ms,
 ) -> Service:
-    """Wire a simulated table around a new owner (not started). ``devices``: "pty" (the shoe
-    and shuffler simulators on pseudo-terminals behind the real serial adapters, issue 4) or
-    "inprocess" (`SimShoe` / `SimShuffler`, no serial stack)."""
+    """Wire a simulated table around a new owner (not started): the shoe and shuffler
+    simulators on pseudo-terminals behind the real serial adapters (issue 4), the real GPIO
+    drivers on MockFactory pins."""
     plan = FaultPlan(parse_faults(fault_spec))
     owner_box: list[Owner] = []
 
     def post(event: Any) -> None:
         owner_box[0].post(event)
 
-    def round_of() -> int:
-        return owner_box[0].public.round_id
-
     factory = make_pin_factory("mock")
-    sim: Any = None
-    faults: PtyFaults | None = None
-    shoe: Any
-    shuffler: Any
-    if devices == "pty":
-        port = InputPort(post)
-        deck_path = db.with_name(db.name + ".sim-shoe.json")
-        sim, shoe, shuffler = _pty_devices(config, seed_int(seed), port, deck_path)
-        faults = PtyFaults(sim, plan)
-    elif devices == "inprocess":
-        port = InputPort(post)
-        deck = SimDeck(seed)
-        shuffler = SimShuffler(port, deck, plan, round_of)
-        shoe = SimShoe(port, deck, plan, round_of, card_reading=config.game.card_reading_shoe)
-    else:
-        raise ValueError(f"devices: expected 'pty' or 'inprocess', got {devices!r}")
+    port = InputPort(post)
+    deck_path = db.with_name(db.name + ".sim-shoe.json")
+    sim, shoe, shuffler = _pty_devices(config, seed_int(seed), port, deck_path)
+    faults = PtyFaults(sim, plan)
     try:
         gpio = build_gpio_table(config.pins, factory, port, debounce=NO_BOUNCE)
     except BaseException:
-        if sim is not None:
-            sim.stop()
+        sim.stop()
         raise
     table = TableDevices(gpio, shuffler, shoe)
     game = config.game
@@ -169,9 +149,8 @@ def build_service(
     owner_box.append(owner)
     pins = MockPins(factory, config.pins)
     director = Director(port, pins, seed, game.table.line_names)
-    if devices == "pty":
-        shoe.start()
-        shuffler.start()
+    shoe.start()
+    shuffler.start()
     return Service(config, owner, table, pins, director, plan, faults, sim)
 
 
@@ -300,10 +279,9 @@ def play(
             print(_status_line(snap), file=out, flush=True)
             shown_state = snap.state
         last_rounds = snap.rounds_completed
-        if service.faults is not None:
-            service.faults.arm(snap.state, snap.round_id)
-            if snap.state == "Fault":
-                service.faults.repair()
+        service.faults.arm(snap.state, snap.round_id)
+        if snap.state == "Fault":
+            service.faults.repair()
         if hold is not None and hold(snap):
             snap = owner.wait_published(snap.seq, timeout=0.5)
             last_progress = time.monotonic()

@@ -179,33 +179,6 @@ def _faults_cleared(rows: list[Any], codes: set[str], device: str) -> None:
         assert any(seq > r[0] for seq in cleared), r
 
 
-def test_faults_on_the_in_process_devices_are_journaled_and_cleared(tmp_path: Path) -> None:
-    """The same faults through the in-process shoe and shuffler (no serial stack)."""
-    db = tmp_path / "j.db"
-    spec = "shuffler-count=50@2,shoe-jam@3,shoe-silent@4,shuffler-silent@6,garbage@7"
-    service = build_service(load_sim_config(None), db, 6, spec, devices="inprocess")
-    import threading
-
-    from controller.simulate import play
-
-    service.owner.start()
-    try:
-        assert play(service, 8, threading.Event(), None) == 0
-    finally:
-        service.owner.stop()
-        service.close()
-    rows = check_journal(db, 8)
-    codes = [(r[3]["code"], r[3]["device"]) for r in rows if r[2] == "fault_raised"]
-    assert codes == [
-        ("DECK_COUNT_50", "shuffler"),
-        ("SHOE_JAM", "shoe"),
-        ("RESPONSE_TIMEOUT", "shoe"),
-        ("RESPONSE_TIMEOUT", "shuffler"),
-        ("PROTOCOL_ERROR", "shoe"),
-    ]
-    assert len([r for r in rows if r[2] == "fault_cleared"]) == 5
-
-
 def test_a_deck_with_a_wrong_count_never_deals(tmp_path: Path) -> None:
     """NY 5324.41(b) / table-rules.md: after DECK_COUNT_n, no card is dealt until a shuffle has
     counted 53."""
