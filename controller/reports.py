@@ -22,10 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from controller.journal_audit import connect_read_only, schema_problems
-from controller.journal_format import JSON, Entry, JournalError, decode_object
+from controller.journal_format import (
+    JSON,
+    Entry,
+    JournalError,
+    completes_a_round,
+    decode_object,
+)
+from fsm.round.meters import UNIT as SUB_UNITS
 
 METER_PARTS = ("display_cents", "overflow_cents", "reserve_cents")
-SUB_UNITS = 10_000  # fsm.round.meters.UNIT: sub-units per cent
 
 
 class ReportError(Exception):
@@ -376,93 +382,6 @@ def initial_meters(reader: JournalReader) -> dict[str, int]:
     return out
 
 
-class _Wagers:
-    """Which areas hold a progressive wager in the round being played (accepted chips, or the
-    wagers a supervisor resolved after a count mismatch)."""
-
-    def __init__(self) -> None:
-        self.areas: set[int] = set()
-
-    def see(self, entry: Entry, effects: list[dict[str, JSON]]) -> None:
-        if any(e.get("type") == "round_voided" for e in effects):
-            self.areas = set()  # a void before the lock-out: those wagers never contributed
-            return
-        if _rejected(effects, entry.type):
-            return
-        if entry.type == "chip_detected":
-            pos = entry.data.get("position")
-            if isinstance(pos, int):
-                self.areas.add(pos)
-        elif entry.type == "chips_resolved":
-            stand = entry.data.get("positions")
-            if isinstance(stand, list):
-                self.areas = {p for p in stand if isinstance(p, int)}
-
-    def take(self) -> int:
-        n = len(self.areas)
-        self.areas = set()
-        return n
-
-
-class _WagerAmount:
-    """The progressive wager amount in force at each contribution. The journal records it in the
-    stored state (the latest value) and in each ``config_changed`` effect (old and new value), so
-    contributions made before the first change are priced once that change (its "old" value) or
-    the end of the journal (the stored value) is reached."""
-
-    def __init__(self, latest: int) -> None:
-        self.latest = latest
-        self.current: int | None = None  # None: the journal's first value, not yet known
-        self.unpriced = 0  # wagers counted while current is None
-        self.unpriced_levels: dict[int, int] = {}  # id(LevelFlow) -> wagers
-        self.priced_cents = 0
-        self._flows: dict[int, LevelFlow] = {}
-
-    def count(self, n: int) -> None:
-        if self.current is None:
-            self.unpriced += n
-        else:
-            self.priced_cents += n * self.current
-
-    def count_level(self, flow: LevelFlow, n: int) -> None:
-        if self.current is None:
-            self._flows[id(flow)] = flow
-            self.unpriced_levels[id(flow)] = self.unpriced_levels.get(id(flow), 0) + n
-        else:
-            flow.wagered_cents += n * self.current
-
-    def see_changes(self, effects: list[dict[str, JSON]]) -> None:
-        for e in effects:
-            if e.get("type") != "config_changed" or not isinstance(e.get("changes"), list):
-                continue
-            for change in e["changes"]:
-                if isinstance(change, dict) and change.get("key") == "progressive_wager_cents":
-                    if self.current is None:
-                        self._price(_int(change.get("old")))
-                    self.current = _int(change.get("new"))
-
-    def _price(self, value: int) -> None:
-        self.priced_cents += self.unpriced * value
-        self.unpriced = 0
-        for key, n in self.unpriced_levels.items():
-            self._flows[key].wagered_cents += n * value
-        self.unpriced_levels = {}
-
-    def settle(self) -> int:
-        """Price what is left with the stored (latest) value; the table's wagered cents."""
-        if self.current is None:
-            self._price(self.latest)
-        return self.priced_cents
-
-
-def _recorded_wager_cents(reader: JournalReader) -> int:
-    snap = reader.stored_snapshot() or {}
-    config = snap.get("config")
-    if isinstance(config, dict):
-        return _int(config.get("progressive_wager_cents")) or 100
-    return 100
-
-
 def shift_report(
     reader: JournalReader, start: int | None = None, end: int | None = None
 ) -> dict[str, JSON]:
@@ -478,9 +397,7 @@ def shift_report(
     start_meter = dict(initial_meters(reader))
     flows: dict[str, LevelFlow] = {name: LevelFlow() for name in start_meter}
     running = dict(start_meter)
-    wager = _WagerAmount(_recorded_wager_cents(reader))
-    wagers = _Wagers()
-    table_wagers = 0
+    table_wagers = table_wagered = 0
     rounds_done = voids = faults = 0
     hits: list[dict[str, JSON]] = []
     first_ts: int | None = None
@@ -489,28 +406,26 @@ def shift_report(
         effects = effects_of(entry)
         before = start is not None and entry.ts_ms < start
         inside = not before and (end is None or entry.ts_ms < end)
-        wagers.see(entry, effects)
         if inside:
             first_ts = entry.ts_ms if first_ts is None else first_ts
             last_ts = entry.ts_ms
-            if entry.type == "round_completed" and not _rejected(effects, entry.type):
+            if completes_a_round(entry.type, entry.data):
                 rounds_done += 1
             elif entry.type == "fault_raised" and not _rejected(effects, entry.type):
                 faults += 1
-        movements = [e for e in effects if e.get("type") == "meter_movement"]
-        if any(m.get("kind") == "contribution" for m in movements):
-            explicit = [_int(m.get("wagers")) for m in movements if "wagers" in m]
-            count = max(explicit) if explicit else wagers.take()
-            wagers.areas = set()
-            if inside:
-                table_wagers += count
-                wager.count(count)
-                for m in movements:
-                    if m.get("kind") == "contribution":
-                        f = flows.setdefault(str(m.get("level")), LevelFlow())
-                        f.wagers += count
-                        wager.count_level(f, count)
-        wager.see_changes(effects)
+        contributions = [
+            e
+            for e in effects
+            if e.get("type") == "meter_movement" and e.get("kind") == "contribution"
+        ]
+        if inside and contributions:
+            # every level's contribution carries the same wagers: the table counts them once
+            table_wagers += max(_int(m.get("wagers")) for m in contributions)
+            table_wagered += max(_int(m.get("wagered_cents")) for m in contributions)
+            for m in contributions:
+                f = flows.setdefault(str(m.get("level")), LevelFlow())
+                f.wagers += _int(m.get("wagers"))
+                f.wagered_cents += _int(m.get("wagered_cents"))
         for e in effects:
             kind = e.get("type")
             if kind == "meter_movement":
@@ -564,7 +479,7 @@ def shift_report(
         )
     }
     total["wagers"] = table_wagers
-    total["wagered_cents"] = wager.settle()
+    total["wagered_cents"] = table_wagered
     return {
         "table": reader.meta().get("table_id", ""),
         "from": start,

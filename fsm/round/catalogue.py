@@ -78,7 +78,7 @@ EFFECT_TYPES: dict[str, str] = {
     "bank": '{"position": int|None} who banks this round (None: the house)',
     "meter_movement": '{"level", "kind", "round_id", "display_cents", "overflow_cents", '
     '"reserve_cents", "house_cents"} whole-cent deltas; kind: contribution|payout|reset|'
-    "reversal|correction",
+    'reversal|correction; a contribution also has "wagers" and "wagered_cents"',
     "side_wager_settled": '{"number", "results": [{"position","number","cents","payout_cents"}]}',
     "hit_pending": '{"position", "level", "line"} a payout deducted from the meter awaits a '
     "supervisor (k)(3)(iii)",

@@ -409,7 +409,11 @@ class RoundMachine:
             before = m.cents()
             c = m.contribute(lvl, n, wager)
             r.contributions.append(c)
-            self._emit_movement(lvl.name, "contribution", before, m.cents(), 0)
+            # the wagers and what they cost, as they stood now: reports add these up and
+            # never re-derive which chips counted or what a wager cost at the time
+            self._emit_movement(
+                lvl.name, "contribution", before, m.cents(), 0, wagers=n, wagered_cents=n * wager
+            )
 
     def _emit_movement(
         self,
