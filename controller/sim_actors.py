@@ -31,6 +31,7 @@ from typing import Any, Protocol
 from controller.owner import PublicSnapshot
 from fsm.events import Event
 from fsm.round.banking import BankRotation
+from fsm.round.catalogue import AREAS
 
 Post = Callable[[Event], None]
 
@@ -73,7 +74,7 @@ class Director:
     def wagers_wanted(self, round_id: int) -> list[int]:
         """The positions whose players place the progressive wager in ``round_id``."""
         rng = self._rng(round_id, "wagers")
-        return [p for p in range(1, 7) if rng.random() < WAGER_CHANCE]
+        return [p for p in range(1, AREAS + 1) if rng.random() < WAGER_CHANCE]
 
     def pai_gow_positions(self, round_id: int) -> list[int]:
         """The positions holding a pai gow wager in ``round_id`` (the dealer enters them when the
@@ -81,7 +82,9 @@ class Director:
         wager (NY 5324.41(k)(1)) and some others; at least one."""
         rng = self._rng(round_id, "pai_gow")
         wanted = set(self.wagers_wanted(round_id))
-        positions = sorted(wanted | {p for p in range(1, 7) if rng.random() < PAI_GOW_CHANCE})
+        positions = sorted(
+            wanted | {p for p in range(1, AREAS + 1) if rng.random() < PAI_GOW_CHANCE}
+        )
         return positions or [rng.randint(1, 6)]
 
     def bank_wanted(self, round_id: int, offer: list[int]) -> int | None:
@@ -195,7 +198,7 @@ class Director:
             rng = self._rng(rid, "side")
             bets = [
                 {"position": p, "number": rng.randint(1, 7), "cents": 500}
-                for p in range(1, 7)
+                for p in range(1, AREAS + 1)
                 if rng.random() < SIDE_WAGER_CHANCE
             ]
             if bets:

@@ -13,6 +13,8 @@ import re
 import threading
 from dataclasses import dataclass
 
+from fsm.cards import DECK_SIZE
+
 KINDS: dict[str, str] = {
     "shuffler-count": "the shuffler counts VALUE cards (VALUE 0..60, not 53)",
     "shoe-jam": "the shoe reports a jam while dealing",
@@ -57,9 +59,10 @@ def parse_faults(spec: str | None, where: str = "--faults") -> list[Fault]:
             if value is None:
                 raise ValueError(f"{where}[{i}]: shuffler-count needs =N, e.g. shuffler-count=52@3")
             count = int(value)
-            if count == 53 or count > 60:
+            if count == DECK_SIZE or count > 60:
                 raise ValueError(
-                    f"{where}[{i}]: shuffler-count={count}: a wrong count is 0..60 other than 53"
+                    f"{where}[{i}]: shuffler-count={count}: a wrong count is 0..60 other than "
+                    f"{DECK_SIZE}"
                 )
             faults.append(Fault(kind, rnd, count))
         else:
