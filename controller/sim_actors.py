@@ -85,7 +85,7 @@ class Director:
         positions = sorted(
             wanted | {p for p in range(1, AREAS + 1) if rng.random() < PAI_GOW_CHANCE}
         )
-        return positions or [rng.randint(1, 6)]
+        return positions or [rng.randint(1, AREAS)]
 
     def bank_wanted(self, round_id: int, offer: list[int]) -> int | None:
         """The betting area that accepts the bank in ``round_id`` when the dealer offers it in
@@ -192,7 +192,7 @@ class Director:
                 self._pins.shake()  # by the bank when a player banks (h)(8)(i), (h)(10)(i)
                 return "shake_detected"
             rng = self._rng(rid, "dice")
-            total = sum(rng.randint(1, 6) for _ in range(3))
+            total = sum(rng.randint(1, AREAS) for _ in range(3))
             return self._event("dice_position_entered", {"total": total})
         if state == "Open_SideWagers":
             rng = self._rng(rid, "side")
