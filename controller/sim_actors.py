@@ -192,7 +192,7 @@ class Director:
                 self._pins.shake()  # by the bank when a player banks (h)(8)(i), (h)(10)(i)
                 return "shake_detected"
             rng = self._rng(rid, "dice")
-            total = sum(rng.randint(1, AREAS) for _ in range(3))
+            total = sum(rng.randint(1, 6) for _ in range(3))  # three six-sided dice
             return self._event("dice_position_entered", {"total": total})
         if state == "Open_SideWagers":
             rng = self._rng(rid, "side")
