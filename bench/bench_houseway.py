@@ -11,9 +11,16 @@ import time
 from collections.abc import Sequence
 from itertools import combinations
 
-from fsm.cards import Card
-from fsm.houseway import HouseWay
-from fsm.ranking import DEFAULT_OPTIONS, RankingOptions, Value, high_at_least_low, value2, value5
+from fsm.rules.cards import Card
+from fsm.rules.houseway import HouseWay
+from fsm.rules.ranking import (
+    DEFAULT_OPTIONS,
+    RankingOptions,
+    Value,
+    high_at_least_low,
+    value2,
+    value5,
+)
 
 SEED = 20261129
 HANDS = 20_000

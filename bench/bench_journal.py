@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from controller.journal import Journal, verify
+from controller.journal.store import Journal, verify
 
 REPO = Path(__file__).resolve().parent.parent
 COMMITS = 600  # per side, interleaved in blocks

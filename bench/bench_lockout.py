@@ -3,7 +3,7 @@
 The path measured is the real one of DESIGN.md "How an event flows", on gpiozero's MockFactory:
 the lock-out pin is driven low; gpiozero's callback (our ``GpioLockoutButton``) posts
 ``lockout_pressed`` on a queue; an owner thread takes it, commits one journal entry with its
-snapshot and meters (``controller.journal.Journal``: a real SQLite file in WAL mode with
+snapshot and meters (``controller.journal.store.Journal``: a real SQLite file in WAL mode with
 ``synchronous=FULL``, so one fsync per entry), then applies the lights effect; the clock stops
 when the owner reads the six light pins at the locked pattern. The attract chase of the betting
 lights runs in the background all along, as at the table.
@@ -26,10 +26,10 @@ from pathlib import Path
 
 from gpiozero.pins.mock import MockFactory
 
-from controller.journal import Journal
+from controller.journal.store import Journal
 from drivers.gpio.config import PinConfig
 from drivers.gpio.table import build_gpio_table
-from fsm.events import Event
+from fsm.round.events import Event
 
 PRESSES = 300
 BETTING = ["lit", "attract", "lit", "attract", "off", "lit"]
@@ -141,7 +141,7 @@ def run() -> dict[str, float | int | str]:
         "bare_commit_p99_ms": round(bare_p99, 3),
         "lockout_overhead_ratio": round(lockout_p99 / bare_p99, 3),
         "lockout_presses": PRESSES,
-        "lockout_journal": "controller.journal.Journal (WAL, synchronous=FULL)",
+        "lockout_journal": "controller.journal.store.Journal (WAL, synchronous=FULL)",
     }
 
 

@@ -11,9 +11,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from controller import rng
-from controller.journal import Journal
-from controller.simulate import run_headless
+from controller.journal.store import Journal
+from controller.service import rng
+from controller.sim.simulate import run_headless
 
 ROUNDS = 100
 

@@ -27,9 +27,9 @@ def _best(fn: Callable[[], object], repeat: int = 3) -> float:
 
 
 def run() -> dict[str, float | int | str]:
-    from controller.cmd_journal import make_replay
-    from controller.journal_audit import verify
-    from controller.reports import JournalReader, hits_report, rounds_report, shift_report
+    from controller.cli.journal import make_replay
+    from controller.journal.audit import verify
+    from controller.journal.reports import JournalReader, hits_report, rounds_report, shift_report
 
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "journal.db"

@@ -18,8 +18,8 @@ from __future__ import annotations
 import math
 import time
 
-from fsm.events import Event
 from fsm.round.config import GameConfig
+from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
 from fsm.round.states import BETTING, Model, fire
 

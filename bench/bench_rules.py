@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 from phevaluator import evaluate_cards
 
-from fsm.ranking import DEFAULT_OPTIONS, value5
+from fsm.rules.ranking import DEFAULT_OPTIONS, value5
 
 HANDS = 200_000
 ROUNDS = 5

@@ -19,7 +19,7 @@ from drivers.serial.link import LinkConfig
 from drivers.serial.port import LinkPort, PortConfig
 from drivers.serial.shuffler import ReferenceShuffler, ShufflerConfig
 from drivers.sim.bench import SimulatedDevices
-from fsm.events import Event
+from fsm.round.events import Event
 
 
 def _parser_figures() -> dict[str, float | int | str]:

@@ -5,7 +5,7 @@ problem into one `ConfigError` whose lines each start with the full key path and
 allowed. Each component validates its own section through its ``from_mapping``: ``[pins]`` ->
 ``drivers.gpio.PinConfig``; ``[game]`` -> ``fsm.round.config.GameConfig``; ``[serial.shoe]`` and
 ``[serial.shuffler]`` -> ``drivers.serial`` ``ShoeConfig`` / ``ShufflerConfig``; ``[bonus]`` ->
-``fsm.paytables.BonusConfig`` (which checks the offered wagers may be offered together). This
+``fsm.rules.paytables.BonusConfig`` (which checks the offered wagers may be offered together). This
 module validates the sections no component owns (``[table]``, ``[sas]``, ``[journal]``,
 ``[web]``, ``[console]``, ``[supervisors]``) and the device model. Supervisor PINs are stored
 hashed with scrypt (`check_pin` verifies one); a plain PIN is an error.
@@ -173,7 +173,7 @@ class WebSection:
 
 @dataclass(frozen=True)
 class ConsoleSection:
-    """``[console]``: the supervisor console's UNIX socket (``controller.console``)."""
+    """``[console]``: the supervisor console's UNIX socket (``controller.console.server``)."""
 
     enabled: bool = True
     socket: str = DEFAULT_CONSOLE_SOCKET
@@ -204,7 +204,7 @@ class TableConfig:
     web: WebSection
     supervisors: dict[str, Supervisor]
     game_options: dict[str, Any] = field(default_factory=dict)
-    bonus: Any = None  # fsm.paytables.BonusConfig, or None when no [bonus] section
+    bonus: Any = None  # fsm.rules.paytables.BonusConfig, or None when no [bonus] section
     source: str = ""
     console: ConsoleSection = field(default_factory=ConsoleSection)
 
@@ -513,7 +513,7 @@ def _parse_game_options(
     options: dict[str, Any] = {}
     if "house_way" in extra:
         way = extra["house_way"]
-        available = _optional("fsm.houseway", "available")
+        available = _optional("fsm.rules.houseway", "available")
         names: list[str] = list(available()) if callable(available) else []
         if not isinstance(way, str) or (names and way not in names):
             problems.append(
@@ -548,11 +548,13 @@ def _parse_game(
 
 
 def _parse_bonus(raw: object, game: GameConfig | None, problems: list[str]) -> Any:
-    """``[bonus]``: delegated to ``fsm.paytables.BonusConfig`` (which runs ``check_offered``);
+    """``[bonus]``: delegated to ``fsm.rules.paytables.BonusConfig`` (which runs ``check_offered``);
     then the offering must agree with the game options that enable the same wagers."""
-    build = _optional("fsm.paytables", "BonusConfig")
+    build = _optional("fsm.rules.paytables", "BonusConfig")
     if build is None:
-        problems.append("bonus: this build cannot validate bonus wagers (fsm.paytables missing)")
+        problems.append(
+            "bonus: this build cannot validate bonus wagers (fsm.rules.paytables missing)"
+        )
         return None
     bonus = _delegate(build.from_mapping, raw, "bonus", problems)
     if bonus is None or game is None:

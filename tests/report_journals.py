@@ -1,7 +1,7 @@
 """Journals written by the real round machine for the report and journal-command tests.
 
-Drives ``fsm.round.RoundMachine`` and ``controller.journal.Journal`` the way the owner thread does
-(step, then ONE append of the entry with its effects, the snapshot and the meters; ``post`` and
+Drives ``fsm.round.RoundMachine`` and ``controller.journal.store.Journal`` the way the owner thread
+does (step, then ONE append of the entry with its effects, the snapshot and the meters; ``post`` and
 ``draw_rng`` effects processed next, in order). Not a test module: a helper the tests import.
 """
 
@@ -11,9 +11,9 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
-from controller.journal import Journal
-from fsm.events import Event
+from controller.journal.store import Journal
 from fsm.round import GameConfig, RoundMachine
+from fsm.round.events import Event
 
 
 class TableDriver:

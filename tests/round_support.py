@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fsm.events import Effect, Event
 from fsm.round.config import GameConfig
+from fsm.round.events import Effect, Event
 from fsm.round.machine import RoundMachine
 
 SUP = "sup-1"

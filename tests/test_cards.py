@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from fsm.cards import DECK, JOKER, CardError, format_card, parse_card, parse_cards
+from fsm.rules.cards import DECK, JOKER, CardError, format_card, parse_card, parse_cards
 
 
 def test_deck_is_52_cards_plus_one_joker_b() -> None:

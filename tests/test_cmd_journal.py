@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from report_journals import standard_journal
 
-from controller.journal import Journal
+from controller.journal.store import Journal
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from report_journals import standard_journal
 
-from controller.journal import Journal
+from controller.journal.store import Journal
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]

@@ -157,9 +157,9 @@ def test_the_real_table_draws_from_the_os_csprng_never_the_simulation_seed(
 ) -> None:
     """table-rules.md (NJ 13:69E-1.28G): the starting-position RNG on a real table is the OS
     CSPRNG, seeded from an uncontrolled source; the seeded draw exists for simulation only."""
-    from controller import rng
-    from controller.cmd_run import build_service
+    from controller.cli.run import build_service
     from controller.config import load_config
+    from controller.service import rng
 
     config = load_config(write_config(tmp_path, *ptys))
     owner, adapters, gpio = build_service(config, pin_mode="mock")
@@ -176,10 +176,10 @@ def test_a_noisy_serial_line_on_the_real_table_is_journaled_as_line_noise(tmp_pa
     """Issue 4: garbage on a device line is a fault the supervisor sees. The link recovers by
     itself, so it is the table's wiring (``tablectl run``, not only the simulator) that must watch
     the line and journal ``LINE_NOISE`` after the device's answer."""
-    from controller.cmd_run import build_service
+    from controller.cli.run import build_service
     from controller.config import load_config
     from drivers.sim.bench import SimulatedDevices
-    from fsm.events import Event
+    from fsm.round.events import Event
 
     sim = SimulatedDevices(card_reading=True)
     shoe, shuffler = (os.path.realpath(p) for p in sim.start(seed=5, directory=str(tmp_path)))

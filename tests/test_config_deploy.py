@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cmd_run import EXIT_CONFIG
+from controller.cli.run import EXIT_CONFIG
 from controller.config import load_config
 
 ROOT = Path(__file__).resolve().parent.parent

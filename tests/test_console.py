@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
-from controller import console as console_mod
 from controller.config import SIMULATED_TABLE, TableConfig, parse_config
-from controller.console import (
+from controller.console import server as console_mod
+from controller.console.server import (
     JOURNALED_REFUSALS_PER_MINUTE,
     LOCKOUT_AFTER,
     LOCKOUT_S,
@@ -38,8 +38,8 @@ from controller.console import (
     request_line,
     send_request,
 )
-from controller.owner import Owner
-from fsm.events import JSON, Effect, Event
+from controller.service.owner import Owner
+from fsm.round.events import JSON, Effect, Event
 from fsm.round.machine import RoundMachine
 
 PIN = {"trainer": "1234", "floor": "2468"}  # training credentials of simulated-table.toml
@@ -539,7 +539,12 @@ def test_the_console_never_touches_the_machine_or_the_journal(rig: Rig) -> None:
         if isinstance(node, ast.Import | ast.ImportFrom)
         for alias in node.names
     }
-    forbidden = {"sqlite3", "controller.journal", "controller.owner", "fsm.round.machine"}
+    forbidden = {
+        "sqlite3",
+        "controller.journal.store",
+        "controller.service.owner",
+        "fsm.round.machine",
+    }
     assert not imported & forbidden, imported & forbidden
 
 

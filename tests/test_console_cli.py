@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_console import PIN, Rig, make_rig, short_socket_dir
 
-from controller.console import (
+from controller.console.server import (
     REQUESTS,
     RequestError,
     build_event,
@@ -31,9 +31,9 @@ from controller.console import (
     request_line,
     send_request,
 )
-from controller.owner import Owner
-from controller.simulate import TrainerHold, console_socket_path
-from fsm.events import Effect, Event
+from controller.service.owner import Owner
+from controller.sim.simulate import TrainerHold, console_socket_path
+from fsm.round.events import Effect, Event
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]

@@ -26,7 +26,7 @@ from test_gpio_rig import (
 )
 
 from drivers.gpio.devices import GpioDiceShaker, QuietGapFilter, frame_levels
-from fsm.events import Event
+from fsm.round.events import Event
 
 
 @pytest.fixture

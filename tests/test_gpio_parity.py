@@ -26,7 +26,7 @@ from drivers.gpio.fakes import (
     FakeLockoutButton,
     FakeNumberDisplay,
 )
-from fsm.events import Event
+from fsm.round.events import Event
 
 
 def _gpio_devices(factory: MockFactory) -> list[object]:

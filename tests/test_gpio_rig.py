@@ -15,7 +15,7 @@ from gpiozero.pins.mock import MockFactory
 
 from drivers.gpio.config import PinConfig
 from drivers.gpio.table import Table, build_fake_table, build_gpio_table
-from fsm.events import Event
+from fsm.round.events import Event
 
 # Segment pins a..g of the default wiring, read from docs/wiring.md, not from the code.
 DEFAULT_SEGMENT_PINS = {"a": 13, "b": 22, "c": 23, "d": 24, "e": 25, "f": 26, "g": 27}

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from fsm.cards import CardError, format_cards, parse_cards
-from fsm.houseway import DATA_DIR, HouseWay, HouseWayError, available
+from fsm.rules.cards import CardError, format_cards, parse_cards
+from fsm.rules.houseway import DATA_DIR, HouseWay, HouseWayError, available
 
 REFERENCE_TEXT = (DATA_DIR / "reference.toml").read_text()
 
@@ -206,7 +206,7 @@ def test_hands_are_laid_out_largest_group_first_then_highest() -> None:
 def test_a_shipped_way_must_carry_its_file_name(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import fsm.houseway as houseway
+    import fsm.rules.houseway as houseway
 
     (tmp_path / "casino-a.toml").write_text(REFERENCE_TEXT)  # still says name = "reference"
     monkeypatch.setattr(houseway, "DATA_DIR", tmp_path)

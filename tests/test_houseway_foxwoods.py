@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from fsm.cards import parse_cards
-from fsm.houseway import HouseWay
-from fsm.setting import check_setting
+from fsm.rules.cards import parse_cards
+from fsm.rules.houseway import HouseWay
+from fsm.rules.setting import check_setting
 
 WAY = "foxwoods"
 

@@ -16,10 +16,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsm.cards import JOKER, Card
-from fsm.houseway import HouseWay, available
-from fsm.ranking import RankingOptions
-from fsm.setting import check_setting
+from fsm.rules.cards import JOKER, Card
+from fsm.rules.houseway import HouseWay, available
+from fsm.rules.ranking import RankingOptions
+from fsm.rules.setting import check_setting
 
 WAYS = ["reference", "foxwoods"]
 OPTIONS = [

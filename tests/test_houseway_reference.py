@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import pytest
 
-from fsm.cards import parse_cards
-from fsm.houseway import HouseWay
-from fsm.ranking import RankingOptions
-from fsm.setting import check_setting
+from fsm.rules.cards import parse_cards
+from fsm.rules.houseway import HouseWay
+from fsm.rules.ranking import RankingOptions
+from fsm.rules.setting import check_setting
 
 WAY = "reference"
 

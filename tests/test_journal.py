@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Entry, Journal, JournalError, export, verify
+from controller.journal.store import Entry, Journal, JournalError, export, verify
 
 GENESIS = "0" * 64
 
@@ -220,7 +220,7 @@ def test_truncated_tail_is_reported_by_the_stored_state(path: Path) -> None:
 
 
 def _guard_sql() -> list[str]:
-    from controller.journal_format import SCHEMA_SQL
+    from controller.journal.format import SCHEMA_SQL
 
     return [s for s in SCHEMA_SQL if "CREATE TRIGGER" in s]
 
@@ -521,7 +521,7 @@ def test_verify_of_a_live_journal_sees_one_consistent_snapshot(path: Path) -> No
 def test_a_rejected_round_completed_is_not_a_completed_round(path: Path) -> None:
     """A round_completed re-posted after a restart and refused by the machine completes nothing:
     verify, the owner and the simulator's stop rule count only accepted ones."""
-    from controller.owner import count_rounds
+    from controller.service.owner import count_rounds
 
     journal = Journal.open(path)
     snap: dict[str, object] = {"n": 1}

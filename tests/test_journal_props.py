@@ -19,8 +19,8 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from controller.journal import Entry, Journal, verify
-from controller.journal_format import SCHEMA_SQL
+from controller.journal.format import SCHEMA_SQL
+from controller.journal.store import Entry, Journal, verify
 
 TYPES = ("chip_detected", "lockout_pressed", "round_completed", "fault_raised", "rng_drawn")
 

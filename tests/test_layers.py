@@ -36,7 +36,7 @@ FORBIDDEN_IN_FSM = {
 }
 # Reading the package's own pay-table and house-way files (data shipped with the code) is the
 # one file access fsm/ makes: it happens at load, never while a round is stepped.
-DATA_READERS = {"fsm/progressive.py", "fsm/paytables.py", "fsm/houseway.py"}
+DATA_READERS = {"fsm/rules/progressive.py", "fsm/rules/paytables.py", "fsm/rules/houseway.py"}
 DATA_MODULES = {"tomllib", "pathlib", "importlib"}
 
 
@@ -72,5 +72,5 @@ def test_drivers_never_import_the_controller(path: Path) -> None:
 
 def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
-    bad.write_text("import time\nfrom controller.owner import Owner\n")
+    bad.write_text("import time\nfrom controller.service.owner import Owner\n")
     assert {"time", "controller"} <= imported_modules(bad)

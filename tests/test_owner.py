@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from controller.journal import Journal
-from controller.journal_audit import connect_read_only
-from controller.owner import Owner
-from fsm.events import JSON, Effect, Event
+from controller.journal.audit import connect_read_only
+from controller.journal.store import Journal
+from controller.service.owner import Owner
+from fsm.round.events import JSON, Effect, Event
 
 LIT = ["lit", "off", "off", "off", "off", "off"]
 

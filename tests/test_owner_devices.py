@@ -1,4 +1,5 @@
-"""The device adapter between the round's effects and the table's drivers (controller/devices.py):
+"""The device adapter between the round's effects and the table's drivers
+(controller/service/devices.py):
 every light state and glyph the round machine can emit is shown by the real GPIO drivers on
 gpiozero's MockFactory (a vocabulary mismatch would be a fault at the table), the serial adapters'
 answers become the round's events, and a noisy serial line becomes a journaled fault."""
@@ -9,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from controller.devices import InputPort, NoiseMonitor, TableDevices, translate_input
+from controller.service.devices import InputPort, NoiseMonitor, TableDevices, translate_input
 from drivers.gpio.config import PinConfig
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.table import build_gpio_table
-from fsm.events import Event
 from fsm.round import machine, plan_table
+from fsm.round.events import Event
 
 PINS = PinConfig()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.simulate import Service, build_service, load_sim_config
+from controller.sim.simulate import Service, build_service, load_sim_config
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """Pay tables as data, checked against the regulation at load: NY 5324.41(j)(2)(vi), (l)(1),
 (m)(1)-(4), (n)(1), (o)(1)-(3), (p)(1),(4)-(6); NJ 13:69F-11.8C(b)6.
 
-Expected figures are read off the regulation's tables by hand, not from fsm.paytables.
+Expected figures are read off the regulation's tables by hand, not from fsm.rules.paytables.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsm.paytables import (
+from fsm.rules.paytables import (
     BUILTIN,
     BonusConfig,
     IncompatibleWagers,

@@ -9,7 +9,6 @@ from fractions import Fraction
 
 import pytest
 
-from fsm.paytables import side_wager_win_cents
 from fsm.round.position import (
     counting_order,
     delivery_order,
@@ -17,6 +16,7 @@ from fsm.round.position import (
     seat_for_dice,
     seat_for_number,
 )
+from fsm.rules.paytables import side_wager_win_cents
 
 
 @pytest.mark.parametrize(
@@ -80,7 +80,7 @@ def test_side_wager_payout_rounded_down_to_dollar_j2vi(
     ("table", "odds"), [("side-1-7-5.5", Fraction(11, 2)), ("side-1-7-6", Fraction(6))]
 )
 def test_side_wager_payout_agrees_with_shipped_pay_tables_j2vi(table: str, odds: Fraction) -> None:
-    from fsm.paytables import load_builtin, side_wager_payout
+    from fsm.rules.paytables import load_builtin, side_wager_payout
 
     pt = load_builtin(table)
     for cents in (100, 175, 300, 500, 2500, 9999):

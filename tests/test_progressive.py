@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from fsm.cards import parse_cards
-from fsm.progressive import PayTableError, ProgressiveTable, default_table
+from fsm.rules.cards import parse_cards
+from fsm.rules.progressive import PayTableError, ProgressiveTable, default_table
 
 TABLE = default_table()
 

@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsm.cards import parse_cards
-from fsm.ranking import (
+from fsm.rules.cards import parse_cards
+from fsm.rules.ranking import (
     DEFAULT_OPTIONS,
     Category,
     RankingOptions,

@@ -1,4 +1,4 @@
-"""Reports rebuilt from a journal written by the real round machine (controller/reports.py).
+"""Reports rebuilt from a journal written by the real round machine (controller/journal/reports.py).
 
 The journal comes from `report_journals.standard_journal`: the real RoundMachine and Journal driven
 the way the owner thread drives them. Expected figures are worked out here from the configuration
@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 from report_journals import TableDriver, standard_journal
 
-from controller.journal import Journal
-from controller.reports import (
+from controller.journal.reports import (
     JournalReader,
     ReportError,
     hits_report,
@@ -28,6 +27,7 @@ from controller.reports import (
     rounds_report,
     shift_report,
 )
+from controller.journal.store import Journal
 from fsm.round import GameConfig
 
 CONFIG = GameConfig(table_id="T9")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal import Journal
-from controller.reports import JournalReader, rounds_report, shift_report
+from controller.journal.reports import JournalReader, rounds_report, shift_report
+from controller.journal.store import Journal
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]

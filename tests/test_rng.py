@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 import pytest
 
-from controller import rng
+from controller.service import rng
 
 N_DRAWS = 700_000
 
@@ -109,7 +109,7 @@ def test_seeded_draw_is_repeatable_and_only_for_simulation() -> None:
     a, b = rng.SeededDraw(42), rng.SeededDraw(42)
     assert [a() for _ in range(50)] == [b() for _ in range(50)]
     assert all(1 <= rng.SeededDraw(1)() <= 7 for _ in range(10))
-    assert rng.draw_position.__module__ == "controller.rng"
+    assert rng.draw_position.__module__ == "controller.service.rng"
 
 
 @pytest.mark.parametrize("bad", [0, 8, -1, True, 3.0, "3", None])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from round_support import SUP, Table, of_type, reach, rejection
 
-from fsm.events import Event
+from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
 from fsm.round.states import LEAF_STATES
 

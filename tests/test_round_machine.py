@@ -7,7 +7,7 @@ import json
 import pytest
 from round_support import SUP, Table, config, of_type, reach, rejection
 
-from fsm.events import Event
+from fsm.round.events import Event
 from fsm.round.machine import EVENT_FIELDS, RoundMachine
 from fsm.round.states import LEAF_STATES, MACHINE
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from round_support import of_type, reach, rejection
 
-from fsm.events import Event
+from fsm.round.events import Event
 from fsm.round.machine import PANEL_SUPERVISOR, RoundMachine
 
 

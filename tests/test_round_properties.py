@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from round_support import SUP
 
-from fsm.events import Effect, Event
 from fsm.round.config import GameConfig
+from fsm.round.events import Effect, Event
 from fsm.round.machine import RoundMachine, replay
 from fsm.round.meters import UNIT
 

@@ -30,8 +30,8 @@ from round_support import SUP, Table, of_type, rejection
 
 from controller import cli
 from controller.config import SIMULATED_TABLE
-from fsm.events import Event
 from fsm.round.config import GameConfig, with_changes
+from fsm.round.events import Event
 from fsm.round.machine import RoundMachine, replay
 
 THREE = {"three_card_bonus": True}

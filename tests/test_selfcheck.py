@@ -16,8 +16,13 @@ from pathlib import Path
 import pytest
 
 import controller
-from controller.journal import Journal
-from controller.selfcheck import SelfCheckError, check_storage, software_hash, software_manifest
+from controller.journal.store import Journal
+from controller.service.selfcheck import (
+    SelfCheckError,
+    check_storage,
+    software_hash,
+    software_manifest,
+)
 
 
 @pytest.fixture
@@ -84,9 +89,11 @@ def test_one_changed_byte_changes_the_software_hash(fake_software: Path) -> None
 
 def test_installed_manifest_covers_fsm_drivers_and_controller() -> None:
     manifest = software_manifest()
-    here = Path(controller.__file__).parent / "selfcheck.py"
-    assert manifest["controller/selfcheck.py"] == hashlib.sha256(here.read_bytes()).hexdigest()
-    assert "fsm/cards.py" in manifest
+    here = Path(controller.__file__).parent / "service" / "selfcheck.py"
+    assert (
+        manifest["controller/service/selfcheck.py"] == hashlib.sha256(here.read_bytes()).hexdigest()
+    )
+    assert "fsm/rules/cards.py" in manifest
     assert "drivers/__init__.py" in manifest
     assert {p.split("/")[0] for p in manifest} == {"fsm", "drivers", "controller"}
     assert len(software_hash()) == 64

@@ -23,7 +23,7 @@ from drivers.serial.shuffler import Shuffler, ShufflerConfig
 from drivers.sim.deck import SimDeck
 from drivers.sim.pty_device import PtyDevice
 from drivers.sim.shoe_sim import ShoeSim
-from fsm.events import Event
+from fsm.round.events import Event
 
 LINK = LinkConfig(
     ack_timeout=0.1, max_retries=3, heartbeat_interval=0.2, silence_timeout=1.0, idle_flush=0.02

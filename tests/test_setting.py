@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from fsm.cards import parse_cards
-from fsm.ranking import RankingOptions, value2, value5
-from fsm.setting import (
+from fsm.rules.cards import parse_cards
+from fsm.rules.ranking import RankingOptions, value2, value5
+from fsm.rules.setting import (
     Setting,
     SettingFoul,
     check_setting,

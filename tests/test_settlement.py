@@ -11,9 +11,9 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from fsm.cards import CardError, parse_cards
-from fsm.ranking import value2, value5
-from fsm.settlement import (
+from fsm.rules.cards import CardError, parse_cards
+from fsm.rules.ranking import value2, value5
+from fsm.rules.settlement import (
     Setting,
     SurrenderRefused,
     is_queen_dragon,

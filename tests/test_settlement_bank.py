@@ -12,16 +12,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from fsm.banking_settlement import (
+from fsm.rules.banking_settlement import (
     BANK,
     CENTRE,
     CHIP_TRAY,
     PlayerWager,
     settle_bank_round,
 )
-from fsm.cards import CardError, parse_cards
-from fsm.ranking import value2, value5
-from fsm.settlement import Setting, vigorish
+from fsm.rules.cards import CardError, parse_cards
+from fsm.rules.ranking import value2, value5
+from fsm.rules.settlement import Setting, vigorish
 
 
 def S(high: str, low: str) -> Setting:

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import pytest
 
-from fsm import sevencard as sc
-from fsm.cards import CardError, parse_cards
-from fsm.paytables import load_builtin
+from fsm.rules import sevencard as sc
+from fsm.rules.cards import CardError, parse_cards
+from fsm.rules.paytables import load_builtin
 
 
 def C(text: str) -> tuple[int, ...]:

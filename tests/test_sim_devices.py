@@ -24,8 +24,8 @@ from drivers.serial.port import LinkPort, PortConfig
 from drivers.serial.shoe import ReferenceShoe, ShoeConfig
 from drivers.serial.shuffler import ReferenceShuffler, ShufflerConfig
 from drivers.sim.bench import SimulatedDevices, parse_fault_spec
-from fsm.cards import DECK_SIZE
-from fsm.events import Event
+from fsm.round.events import Event
+from fsm.rules.cards import DECK_SIZE
 
 LINK = LinkConfig(
     ack_timeout=0.1, max_retries=3, heartbeat_interval=0.2, silence_timeout=1.0, idle_flush=0.02

@@ -23,9 +23,9 @@ import pytest
 
 from controller import cli
 from controller.config import SIMULATED_TABLE
-from controller.journal import verify
-from controller.journal_format import Entry
-from controller.simulate import build_service, load_sim_config, run_headless
+from controller.journal.format import Entry
+from controller.journal.store import verify
+from controller.sim.simulate import build_service, load_sim_config, run_headless
 from fsm.round.config import GameConfig
 from fsm.round.machine import replay
 

@@ -38,7 +38,7 @@ from test_simulate import check_journal
 
 from controller import cli
 from controller.config import SIMULATED_TABLE
-from controller.simulate import load_sim_config
+from controller.sim.simulate import load_sim_config
 
 Row = tuple[int, int | None, str, dict[str, Any]]
 

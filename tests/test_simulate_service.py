@@ -12,7 +12,7 @@ from pathlib import Path
 
 from test_simulate import _rows, check_journal
 
-from controller.simulate import build_service, load_sim_config, play
+from controller.sim.simulate import build_service, load_sim_config, play
 
 ROOT = Path(__file__).resolve().parent.parent
 

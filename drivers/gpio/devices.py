@@ -38,7 +38,7 @@ from gpiozero import DigitalInputDevice, LEDBoard, LEDCharDisplay
 
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.interfaces import GLYPHS, OFF, Clock, Glyph, LightState, Post
-from fsm.events import Event
+from fsm.round.events import Event
 
 #: Kernel glitch filter on the chip sensors, seconds (gpiozero ``bounce_time``).
 CHIP_GLITCH_FILTER_S = 0.005

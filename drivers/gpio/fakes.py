@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from drivers.gpio.config import ACCEPTOR_COUNT
 from drivers.gpio.interfaces import GLYPHS, OFF, Glyph, LightState, Post
-from fsm.events import Event
+from fsm.round.events import Event
 
 
 class FakeAcceptors:

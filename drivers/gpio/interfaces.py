@@ -6,7 +6,7 @@ in-memory fake (``drivers.gpio.fakes``). Inputs never return game decisions: the
 (names below) through the ``post`` callable they were built with; outputs only show what the owner
 thread tells them. This module must never touch a pin or hold state.
 
-Events posted (``fsm.events.Event``; the full table is in docs/wiring.md):
+Events posted (``fsm.round.events.Event``; the full table is in docs/wiring.md):
 
 - ``chip_detected``   ``{"position": 1..6}`` a chip dropped into acceptor n
 - ``lockout_pressed`` ``{}``               the dealer pressed the lock-out button ("no more bets")
@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Literal, Protocol, get_args, runtime_checkable
 
-from fsm.events import Event
+from fsm.round.events import Event
 
 Post = Callable[[Event], None]
 Clock = Callable[[], float]

@@ -43,7 +43,7 @@ from drivers.gpio.interfaces import (
     NumberDisplay,
     Post,
 )
-from fsm.events import Event
+from fsm.round.events import Event
 
 SAFE_LIGHTS: tuple[LightState, ...] = (OFF,) * ACCEPTOR_COUNT
 SAFE_GLYPH: Glyph = "blank"

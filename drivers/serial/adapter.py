@@ -24,7 +24,7 @@ from drivers.serial.link import (
     SendFailed,
 )
 from drivers.serial.port import Transport
-from fsm.events import JSON, Event
+from fsm.round.events import JSON, Event
 
 Post = Callable[[Event], None]
 

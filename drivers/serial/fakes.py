@@ -14,8 +14,8 @@ import random
 
 from drivers.serial import faults
 from drivers.serial.adapter import Post
-from fsm.cards import DECK, DECK_SIZE
-from fsm.events import JSON, Event
+from fsm.round.events import JSON, Event
+from fsm.rules.cards import DECK, DECK_SIZE
 
 
 class FakeShuffler:

@@ -18,8 +18,8 @@ from drivers.serial import faults, protocol
 from drivers.serial.adapter import DeviceAdapter, Post, known_keys, positive_seconds, section
 from drivers.serial.link import LinkConfig
 from drivers.serial.port import LinkPort, PortConfig, Transport
-from fsm.cards import DECK_SIZE
-from fsm.events import JSON, Event
+from fsm.round.events import JSON, Event
+from fsm.rules.cards import DECK_SIZE
 
 
 class Shoe(Protocol):

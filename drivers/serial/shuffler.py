@@ -18,7 +18,7 @@ from drivers.serial import faults, protocol
 from drivers.serial.adapter import DeviceAdapter, Post, known_keys, positive_seconds, section
 from drivers.serial.link import LinkConfig
 from drivers.serial.port import LinkPort, PortConfig, Transport
-from fsm.events import JSON, Event
+from fsm.round.events import JSON, Event
 
 
 class Shuffler(Protocol):

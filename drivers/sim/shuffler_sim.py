@@ -12,7 +12,7 @@ import random
 
 from drivers.serial import protocol
 from drivers.sim.deck import SimDeck
-from fsm.cards import DECK, DECK_SIZE
+from fsm.rules.cards import DECK, DECK_SIZE
 
 
 class ShufflerSim:

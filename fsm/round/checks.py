@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
-from fsm.events import JSON, Effect
 from fsm.round.catalogue import AREAS
+from fsm.round.events import JSON, Effect
 
 
 class _Reject(Exception):

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from fsm.progressive import PayTableError, ProgressiveTable
-from fsm.ranking import RankingOptions
+from fsm.rules.progressive import PayTableError, ProgressiveTable
+from fsm.rules.ranking import RankingOptions
 
 # NY 5324.41(k)(5): least rate of progression, in basis points of the amount wagered.
 MIN_RATE_BP = {100: 2100, 500: 2700}

@@ -46,7 +46,6 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from fsm.events import JSON, Effect, Event
 from fsm.round import states as S
 from fsm.round.banking import BankRotation
 from fsm.round.catalogue import (
@@ -60,6 +59,7 @@ from fsm.round.catalogue import (
 )
 from fsm.round.checks import Plan, _Reject, rejected
 from fsm.round.config import GameConfig
+from fsm.round.events import JSON, Effect, Event
 from fsm.round.meters import UNIT, LevelMeters
 from fsm.round.plan_betting import (
     _p_bank_accepted,

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
-from fsm.cards import DECK_SIZE
-from fsm.events import JSON
 from fsm.round import states as S
 from fsm.round.catalogue import AREAS
 from fsm.round.checks import Plan, _field, _int, _position, _Reject, _text
+from fsm.round.events import JSON
+from fsm.rules.cards import DECK_SIZE
 
 if TYPE_CHECKING:
     from fsm.round.machine import RoundMachine

@@ -10,12 +10,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from fsm.cards import DECK_SIZE, JOKER, CardError, parse_card
-from fsm.events import JSON
 from fsm.round import states as S
 from fsm.round.catalogue import CARDS_PER_HAND, STACKS
 from fsm.round.checks import Plan, _field, _int, _position, _Reject, _text
+from fsm.round.events import JSON
 from fsm.round.plan_start import _SEAT_KEYS
+from fsm.rules.cards import DECK_SIZE, JOKER, CardError, parse_card
 
 if TYPE_CHECKING:
     from fsm.round.machine import RoundMachine

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from fsm.events import JSON
 from fsm.round import states as S
 from fsm.round.catalogue import ALWAYS_VOID, VOIDABLE
 from fsm.round.checks import Plan, _Reject, _text
+from fsm.round.events import JSON
 
 if TYPE_CHECKING:
     from fsm.round.machine import RoundMachine

@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from fsm.events import JSON
 from fsm.round import states as S
 from fsm.round.checks import Plan, _field, _Reject
+from fsm.round.events import JSON
 from fsm.round.plan_betting import _p_chips_confirmed
 from fsm.round.plan_deal import (
     _p_hit_validated,

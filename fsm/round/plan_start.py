@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from fsm.events import JSON
-from fsm.paytables import side_wager_win_cents
 from fsm.round import states as S
 from fsm.round.catalogue import AREAS
 from fsm.round.checks import Plan, _field, _int, _position, _Reject, _text
+from fsm.round.events import JSON
 from fsm.round.position import (
     dice_number,
 )
+from fsm.rules.paytables import side_wager_win_cents
 
 if TYPE_CHECKING:
     from fsm.round.machine import RoundMachine

@@ -10,11 +10,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from fsm.events import JSON
 from fsm.round import states as S
 from fsm.round.catalogue import AREAS
 from fsm.round.checks import Plan, _field, _Reject, _text
 from fsm.round.config import with_changes
+from fsm.round.events import JSON
 from fsm.round.meters import LevelMeters
 from fsm.round.rounddata import RoundData
 

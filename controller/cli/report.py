@@ -1,0 +1,78 @@
+"""``tablectl report rounds|shift|meters|hits --db PATH [--json] [--from T --to T]``.
+
+Responsible for the argument grammar of the reports and their output (text for people, one JSON
+document with ``--json``); the reports themselves are built by `controller.journal.reports` from the
+journal, read-only. Must never create or write a journal file, and never print a traceback for a
+bad file or a bad time: a clear message and a non-zero exit instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from controller.journal import reports
+from controller.journal.reports import JournalReader, ReportError, parse_time
+
+KINDS = ("rounds", "shift", "meters", "hits")
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("report", help="reports from a table's journal (read-only)")
+    parser.add_argument("kind", choices=KINDS, help="rounds (game recall), shift, meters, hits")
+    parser.add_argument("--db", required=True, help="the journal file (SQLite)")
+    parser.add_argument("--json", action="store_true", help="one JSON document on stdout")
+    parser.add_argument(
+        "--from", dest="start", help="window start, inclusive: ISO-8601 UTC or ms since epoch"
+    )
+    parser.add_argument(
+        "--to", dest="end", help="window end, exclusive: ISO-8601 UTC or ms since epoch"
+    )
+    parser.add_argument(
+        "--limit", type=int, default=25, help="hits: how many of the last hits (default 25)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        start = None if args.start is None else parse_time(args.start, "--from")
+        end = None if args.end is None else parse_time(args.end, "--to")
+    except ValueError as exc:
+        print(f"report: {exc}", file=sys.stderr)
+        return 2
+    if start is not None and end is not None and end <= start:
+        print("report: --to must be later than --from", file=sys.stderr)
+        return 2
+    if args.kind == "meters" and (start is not None or end is not None):
+        print(
+            "report: meters are the current meters; use 'report shift' for a window",
+            file=sys.stderr,
+        )
+        return 2
+    try:
+        with JournalReader(args.db) as reader:
+            document: Any
+            if args.kind == "rounds":
+                document = {"rounds": reports.rounds_report(reader, start, end)}
+                text = reports.rounds_text(document["rounds"])
+            elif args.kind == "shift":
+                document = reports.shift_report(reader, start, end)
+                text = reports.shift_text(document)
+            elif args.kind == "meters":
+                document = reports.meters_report(reader)
+                text = reports.meters_text(document)
+            else:
+                document = {"hits": reports.hits_report(reader, start, end, args.limit)}
+                text = reports.hits_text(document["hits"])
+    except ReportError as exc:
+        print(f"report {args.kind}: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(document, sort_keys=True))
+    else:
+        print("\n".join(text))
+    problems = document.get("problems") if isinstance(document, dict) else None
+    return 1 if problems else 0

@@ -1,0 +1,259 @@
+"""``tablectl run --config PATH``: the table service on real hardware (the systemd ExecStart).
+
+Responsible for wiring one table from its configuration: the lgpio pin factory (set explicitly,
+never a fallback), the GPIO devices, the shoe and shuffler adapters on their serial ports, the
+device adapter and the owner thread with the UTC clock and the OS CSPRNG, and the supervisor
+console on its socket (``[console]``, `controller.console.server`); for running until
+SIGTERM / SIGINT and then stopping cleanly (the owner finishes the event in hand, puts the table in
+the safe state and closes the journal); and for saying clearly what is missing when the service
+cannot start. Exit codes: 0 stopped by a signal; 1 the owner failed while running; 2 the
+configuration is invalid (systemd must not restart: RestartPreventExitStatus=2); 3 the hardware or
+the journal cannot be opened (systemd retries).
+
+Must never: fall back to another pin factory, use the simulation's seeded draw or scripted
+people, hold a game rule, or touch the journal other than through the owner.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any, TextIO
+
+from controller.config import ConfigError, TableConfig, load_config
+
+log = logging.getLogger("tablectl.run")
+
+EXIT_STOPPED = 0
+EXIT_OWNER_FAILED = 1
+EXIT_CONFIG = 2
+EXIT_UNAVAILABLE = 3
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("run", help="run the table service on real hardware (systemd)")
+    parser.add_argument("--config", required=True, help="the table configuration (TOML)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="validate the configuration and report what the service needs, then exit",
+    )
+    # bench and tests only: gpiozero's MockFactory instead of lgpio (never in the unit file)
+    parser.add_argument(
+        "--pin-factory", choices=("pi", "mock"), default="pi", help=argparse.SUPPRESS
+    )
+    parser.set_defaults(func=run)
+
+
+@dataclass
+class Readiness:
+    """What the service needs and does not have; ``fatal`` stops it from starting."""
+
+    fatal: list[str]
+    warnings: list[str]
+
+
+def check_environment(config: TableConfig, pin_mode: str = "pi") -> Readiness:
+    """Look, without opening anything, at what the configured service needs on this machine."""
+    fatal: list[str] = []
+    warnings: list[str] = []
+    journal_dir = config.journal_path.parent
+    if not journal_dir.is_dir():
+        fatal.append(
+            f"journal.path: directory {journal_dir} does not exist (deploy/install.sh creates "
+            "/var/lib/paigow)"
+        )
+    elif not os.access(journal_dir, os.W_OK | os.X_OK):
+        fatal.append(f"journal.path: directory {journal_dir} is not writable by this user")
+    elif config.journal_path.exists() and not os.access(config.journal_path, os.R_OK | os.W_OK):
+        fatal.append(f"journal.path: {config.journal_path} is not readable and writable")
+    if pin_mode == "pi":
+        try:
+            import lgpio  # noqa: F401
+        except ImportError:
+            fatal.append(
+                "pins: the lgpio library is not installed (pip install '.[pi]' or apt install "
+                "python3-lgpio); the service never falls back to another pin factory"
+            )
+        if not any(Path("/dev").glob("gpiochip*")):
+            fatal.append("pins: no /dev/gpiochip* on this machine (not a Raspberry Pi?)")
+    for name, device in config.serial.items():
+        if not Path(device.port).exists():
+            warnings.append(
+                f"serial.{name}.port.path: {device.port} is not present now; the service starts "
+                "and reopens it with backoff (the round faults if the device stays silent)"
+            )
+    if config.sas.enabled and not _module_available("controller.sas"):
+        warnings.append(
+            "sas: the SAS responder is not part of this build; the floor system is not served"
+        )
+    if config.console.enabled:
+        socket_dir = Path(config.console.socket).parent
+        if not socket_dir.is_dir() or not os.access(socket_dir, os.W_OK | os.X_OK):
+            warnings.append(
+                f"console.socket: directory {socket_dir} is missing or not writable; the "
+                "service runs without the supervisor console (systemd's RuntimeDirectory=paigow "
+                "creates /run/paigow)"
+            )
+    if config.web.enabled and not _module_available("controller.web"):
+        warnings.append("web: the status page is not part of this build")
+    return Readiness(fatal, warnings)
+
+
+def _module_available(name: str) -> bool:
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+class _Signals:
+    """SIGTERM / SIGINT set an event; the main thread then stops the owner."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self._old: dict[int, Any] = {}
+
+    def install(self) -> None:
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._old[sig] = signal.signal(sig, self._handler)
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        self.event.set()
+
+    def restore(self) -> None:
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+
+
+def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[Any], Any]:
+    """The owner (not started), the serial adapters to start and the GPIO table, wired as
+    DESIGN.md says."""
+    from controller.service.devices import InputPort, TableDevices
+    from controller.service.owner import Owner
+    from drivers.gpio.factory import make_pin_factory
+    from drivers.gpio.table import build_gpio_table
+    from drivers.serial.shoe import ReferenceShoe
+    from drivers.serial.shuffler import ReferenceShuffler
+    from fsm.round.machine import RoundMachine
+
+    owner_box: list[Any] = []
+
+    def post(event: Any) -> None:
+        owner_box[0].post(event)
+
+    port = InputPort(post)
+    factory = make_pin_factory("mock" if pin_mode == "mock" else "pi")
+    gpio = build_gpio_table(config.pins, factory, port)
+    shoe = ReferenceShoe.open(config.serial["shoe"].driver, port)
+    shuffler = ReferenceShuffler.open(config.serial["shuffler"].driver, port)
+    port.watch_lines({"shoe": shoe.link_status, "shuffler": shuffler.link_status})
+    devices = TableDevices(gpio, shuffler, shoe, notice=_log_notice)
+    game = config.game
+
+    def make_machine(snapshot: Any) -> RoundMachine:
+        return RoundMachine(game) if snapshot is None else RoundMachine.restore(game, snapshot)
+
+    owner = Owner(config.journal_path, make_machine, devices, table_id=config.table.id)
+    owner_box.append(owner)
+    return owner, [shoe, shuffler], gpio
+
+
+def start_console(config: TableConfig, owner: Any, err: TextIO, path: Any = None) -> Any:
+    """Start the supervisor console on ``path`` (default: the config's ``[console] socket``);
+    None, with a message on ``err``, when it is disabled or its socket cannot be made (the table
+    still runs: the panel covers opening, closing, hits and faults)."""
+    if not config.console.enabled:
+        return None
+    from controller.console.server import ConsoleServer
+
+    console = ConsoleServer(owner, config.supervisors, path or config.console.socket)
+    try:
+        console.start()
+    except OSError as exc:
+        print(
+            f"warning: supervisor console not started: {exc.strerror or exc} ({console.path})",
+            file=err,
+        )
+        return None
+    return console
+
+
+def _log_notice(effect: Any) -> None:
+    kind = effect.get("type")
+    if kind in ("alert", "rejected", "pay", "hit_pending", "round_voided"):
+        log.info("%s", effect)
+
+
+def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    out = out or sys.stdout
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"run: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    ready = check_environment(config, args.pin_factory)
+    for warning in ready.warnings:
+        print(f"run: warning: {warning}", file=sys.stderr)
+    for problem in ready.fatal:
+        print(f"run: cannot start: {problem}", file=sys.stderr)
+    if args.check:
+        print("ok" if not ready.fatal else "not ready", file=out)
+        for line in config.summary():
+            print(f"  {line}", file=out)
+        return EXIT_UNAVAILABLE if ready.fatal else EXIT_STOPPED
+    if ready.fatal:
+        return EXIT_UNAVAILABLE
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    signals = _Signals()
+    signals.install()
+    try:
+        try:
+            owner, serial_devices, gpio = build_service(config, args.pin_factory)
+        except Exception as exc:  # PinFactoryError, a port or pin that cannot be claimed
+            print(f"run: cannot start: {type(exc).__name__}: {exc}", file=sys.stderr)
+            return EXIT_UNAVAILABLE
+        try:
+            owner.start()
+        except Exception as exc:  # JournalError: wrong table, damaged file
+            print(f"run: cannot start: {type(exc).__name__}: {exc}", file=sys.stderr)
+            for device in serial_devices:
+                device.stop()
+            return EXIT_UNAVAILABLE
+        for device in serial_devices:
+            device.start()
+        for event in gpio.held_switch_events():  # a key already on at power-up posts no edge
+            owner.post(event)
+        console = start_console(config, owner, sys.stderr)
+        print(
+            f"table {config.table.id}: running, journal {config.journal_path} "
+            f"(entries {owner.public.seq}, state {owner.public.state}), supervisor console "
+            f"{console.path if console is not None else 'off'}",
+            file=out,
+            flush=True,
+        )
+        while not signals.event.wait(1.0):
+            if not owner.alive:
+                break
+        if console is not None:
+            console.stop()
+        owner.stop()
+        if owner.exit_error is not None:
+            print(f"run: the owner thread failed: {owner.exit_error!r}", file=sys.stderr)
+            return EXIT_OWNER_FAILED
+        if not signals.event.is_set():
+            print("run: the owner thread stopped unexpectedly", file=sys.stderr)
+            return EXIT_OWNER_FAILED
+        print(f"table {config.table.id}: stopped", file=out, flush=True)
+        return EXIT_STOPPED
+    finally:
+        signals.restore()

@@ -1,0 +1,121 @@
+"""``tablectl simulate``: the controller on a simulated table (``make run``), or, with
+``--headless``, a scripted run that stops when the journal holds N completed rounds.
+
+Responsible only for the arguments and the exit code (0 done; 2 bad input, nothing touched; 3 no
+progress; 4 storage fault; 5 the owner thread failed); the work is in `controller.sim.simulate`.
+Must never hold a game rule or be used on real hardware (``tablectl run``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+from controller.config import ConfigError
+from controller.journal.format import JournalError
+from controller.sim.faults import KINDS, parse_faults
+
+EXIT_BAD_INPUT = 2
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser(
+        "simulate",
+        help="run the controller on a simulated table (--headless: N scripted rounds)",
+        description="The same service as `tablectl run`, on gpiozero MockFactory pins, a "
+        "simulated shoe and shuffler and scripted dealer, players and supervisor.",
+    )
+    p.add_argument("--config", metavar="PATH", help="table configuration (default: simulated)")
+    p.add_argument("--port", type=int, default=8080, help="status page port (not served yet)")
+    p.add_argument("--db", metavar="PATH", help="journal file (default: the config's)")
+    p.add_argument("--sas-link", metavar="PATH", help="SAS link pty (not served yet)")
+    p.add_argument("--headless", action="store_true", help="play N rounds, then exit")
+    p.add_argument("--rounds", type=int, metavar="N", help="with --headless: rounds to reach")
+    p.add_argument("--seed", default="1", metavar="S", help="seed of the simulation (default 1)")
+    p.add_argument(
+        "--faults",
+        metavar="SPEC",
+        help="comma-separated KIND[=VALUE]@ROUND; kinds: " + ", ".join(KINDS),
+    )
+    p.add_argument("--linger", action="store_true", help="with --headless: keep serving")
+    p.add_argument(
+        "--pace",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="without --headless: pause after each action of the scripted dealer, players and "
+        "supervisor (default 0.4; 0 = full speed)",
+    )
+    p.add_argument(
+        "--console-socket",
+        metavar="PATH",
+        help="without --headless: the supervisor console's socket (default: beside the journal, "
+        "<db>.console.sock)",
+    )
+    p.add_argument("-v", "--verbose", action="store_true", help="log warnings and errors")
+    p.set_defaults(func=run_simulate)
+
+
+def run_simulate(args: argparse.Namespace) -> int:
+    from controller.sim import simulate
+
+    logging.basicConfig(
+        level=logging.WARNING if args.verbose else logging.CRITICAL,
+        format="%(levelname)s %(name)s: %(message)s",
+    )
+    err = sys.stderr
+    try:
+        parse_faults(args.faults)
+    except ValueError as exc:
+        print(f"tablectl simulate: {exc}", file=err)
+        return EXIT_BAD_INPUT
+    if args.headless:
+        if args.rounds is None:
+            print("tablectl simulate: --headless needs --rounds N", file=err)
+            return EXIT_BAD_INPUT
+        if args.rounds < 1:
+            print(f"tablectl simulate: --rounds: must be 1 or more, got {args.rounds}", file=err)
+            return EXIT_BAD_INPUT
+    elif args.rounds is not None or args.linger:
+        print("tablectl simulate: --rounds and --linger need --headless", file=err)
+        return EXIT_BAD_INPUT
+    if args.console_socket is not None and args.headless:
+        print("tablectl simulate: --console-socket is for the non-headless table", file=err)
+        return EXIT_BAD_INPUT
+    if args.pace is not None and (args.headless or not 0 <= args.pace <= 60):
+        print("tablectl simulate: --pace takes 0 to 60 seconds, without --headless", file=err)
+        return EXIT_BAD_INPUT
+    try:
+        config = simulate.load_sim_config(args.config)
+    except ConfigError as exc:
+        print(f"tablectl simulate: {exc}", file=err)
+        return EXIT_BAD_INPUT
+    db = Path(args.db) if args.db else config.journal_path
+    try:
+        if args.headless:
+            rounds = cast(int, args.rounds)
+            return simulate.run_headless(
+                db,
+                rounds,
+                args.seed,
+                fault_spec=args.faults,
+                config_path=args.config,
+                linger=args.linger,
+                out=sys.stdout,
+            )
+        pace = simulate.DEFAULT_PACE_S if args.pace is None else args.pace
+        return simulate.run_service(
+            db,
+            args.seed,
+            config_path=args.config,
+            fault_spec=args.faults,
+            out=sys.stdout,
+            pace_s=pace,
+            console_socket=Path(args.console_socket) if args.console_socket else None,
+        )
+    except JournalError as exc:
+        print(f"tablectl simulate: {exc}", file=err)
+        return EXIT_BAD_INPUT

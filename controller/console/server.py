@@ -1,0 +1,640 @@
+"""The supervisor console: a local control channel through which a supervisor, identified by id and
+PIN, takes the steps that need more than the panel's buttons (chip-count resolution, maintenance,
+configuration changes, meter corrections, tests, and the panel's own steps by name).
+
+Responsible for one UNIX stream socket (``[console] socket``, mode 0660) served by ONE thread:
+per connection it reads one JSON request line (at most `MAX_REQUEST_BYTES`, within the
+connection's timeout), checks its shape, authenticates the supervisor against the configuration's
+scrypt PIN hashes, turns the request into the round's `Event` (with the supervisor's id) and posts
+it to the owner with `Owner.post_tracked`; it answers one JSON line once the owner has committed
+that event: ``{"ok": true, "seq", "state", "effects"}``, or ``{"ok": false, "error"}`` (a request
+the machine refused keeps its ``seq``, ``state`` and ``effects``: the refusal is journaled).
+
+A refused PIN (wrong PIN, unknown supervisor, an id locked after `LOCKOUT_AFTER` wrong PINs) is
+itself journaled as a ``console_refused`` entry (supervisor id, request, reason; never the PIN)
+posted to the owner; the round machine accepts it in every state as an informational event and
+changes nothing. At most `JOURNALED_REFUSALS_PER_MINUTE` refusals a
+minute are journaled; the others are counted (``refusals``) and the next journaled refusal
+carries how many were not (``unjournaled``), so a flood of guesses cannot fill the journal.
+
+Must never: touch the round machine or the journal (it only calls ``post``/``post_tracked`` and
+reads the published snapshot), decide what an event means (the machine does), log, echo or
+journal a PIN, or let bad input end its thread.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import math
+import os
+import re
+import socket
+import stat
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from controller.config import DEFAULT_CONSOLE_SOCKET, check_pin
+from fsm.round.catalogue import AREAS
+from fsm.round.events import JSON, Event
+from fsm.round.meters import CORRECTABLE_METERS
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SOCKET = DEFAULT_CONSOLE_SOCKET
+SOCKET_MODE = 0o660
+#: The longest request line accepted, newline included.
+MAX_REQUEST_BYTES = 4096
+#: A connection must deliver its whole request line within this time (seconds).
+CONNECTION_TIMEOUT_S = 5.0
+#: How long the console waits for the owner to commit a posted event (seconds).
+COMMIT_TIMEOUT_S = 10.0
+#: Consecutive wrong PINs after which a supervisor id is locked, and for how long (seconds).
+LOCKOUT_AFTER = 5
+LOCKOUT_S = 60.0
+#: Refusals journaled per minute at most; the rest are counted in memory.
+JOURNALED_REFUSALS_PER_MINUTE = 10
+#: The entry type a refused PIN is journaled as (an informational event of the round machine).
+REFUSAL_EVENT = "console_refused"
+MAX_TEXT = 200
+POSITIONS = range(1, AREAS + 1)
+METERS = CORRECTABLE_METERS  # the round's own list: the console never widens or narrows it
+
+_SUPERVISOR_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
+_CONFIG_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\[\]-]{0,99}$")
+_CENTS = re.compile(r"^[+-]?[0-9]{1,12}$")
+
+#: Each request with its usage (shown in errors and by ``tablectl console --help``).
+REQUESTS: dict[str, str] = {
+    "status": "status",
+    "open": "open",
+    "close": "close",
+    "resolve-chips": "resolve-chips POSITIONS  (e.g. 1,3,5 or 1 3 5; 'none' when none stands)",
+    "validate-hit": "validate-hit POSITION",
+    "void-hit": "void-hit POSITION REASON",
+    "clear-fault": "clear-fault [--void]",
+    "void-draw": "void-draw REASON",
+    "maintenance": "maintenance enter|exit",
+    "light-test": "light-test",
+    "display-test": "display-test",
+    "config-change": "config-change KEY=VALUE...",
+    "meter-correct": "meter-correct LEVEL METER DELTA_CENTS REASON  (METER: display, reserve, "
+    "overflow; DELTA_CENTS signed whole cents)",
+}
+REQUEST_KEYS = ("request", "args", "supervisor", "pin")
+
+
+class RequestError(ValueError):
+    """A request that cannot be carried out as written; the message names what is wrong."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One parsed request line. The PIN is kept out of ``repr``."""
+
+    name: str
+    args: tuple[str, ...] = ()
+    supervisor: str | None = None
+    pin: str | None = field(default=None, repr=False)
+
+
+# ------------------------------------------------------------------------------------- parsing
+def parse_line(line: bytes) -> Request:
+    """The request of one line (bytes, without the newline). `RequestError` names the problem;
+    no message ever repeats the PIN."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RequestError(f"request: not UTF-8 text (byte {exc.start})") from None
+    if not text.strip():
+        raise RequestError("request: empty line; send one JSON object per line")
+    try:
+        data = json.loads(text, parse_constant=_no_constant)
+    except RecursionError:
+        raise RequestError("request: nested too deeply") from None
+    except ValueError as exc:
+        message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+        raise RequestError(f"request: not JSON ({message})") from None
+    if not isinstance(data, dict):
+        raise RequestError(f"request: must be a JSON object, got {type(data).__name__}")
+    for key in data:
+        if key not in REQUEST_KEYS:
+            raise RequestError(f"{_short(key)}: unknown key (allowed: {', '.join(REQUEST_KEYS)})")
+    name = data.get("request")
+    if not isinstance(name, str) or name not in REQUESTS:
+        raise RequestError(f"request: must be one of {', '.join(REQUESTS)}, got {_short(name)}")
+    raw_args = data.get("args", [])
+    if not isinstance(raw_args, list):
+        raise RequestError(f"args: must be a list of strings, got {type(raw_args).__name__}")
+    for i, arg in enumerate(raw_args):
+        if not isinstance(arg, str):
+            raise RequestError(f"args[{i}]: must be a string, got {type(arg).__name__}")
+    supervisor = data.get("supervisor")
+    if supervisor is not None and (
+        not isinstance(supervisor, str) or not _SUPERVISOR_ID.match(supervisor)
+    ):
+        raise RequestError(
+            "supervisor: must be a supervisor id (1-32 lowercase letters, digits, '_' or '-')"
+        )
+    pin = data.get("pin")
+    if pin is not None and not isinstance(pin, str):
+        raise RequestError(f"pin: must be a string, got {type(pin).__name__}")
+    if name != "status":
+        if supervisor is None:
+            raise RequestError(f"supervisor: required for {name}")
+        if pin is None:
+            raise RequestError(f"pin: required for {name}")
+    return Request(name, tuple(raw_args), supervisor, pin)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not allowed")
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _usage(name: str) -> str:
+    return f"(usage: {REQUESTS[name]})"
+
+
+def _count(name: str, args: Sequence[str], low: int, high: int | None = None) -> None:
+    n = len(args)
+    if n < low or (high is not None and n > high):
+        if high == low:
+            want = "no arguments" if low == 0 else f"{low} argument{'s' if low > 1 else ''}"
+        elif high is None:
+            want = f"at least {low} argument{'s' if low > 1 else ''}"
+        else:
+            want = f"{low} to {high} arguments"
+        raise RequestError(f"{name}: takes {want}, got {n} {_usage(name)}")
+
+
+def _position(text: str, where: str) -> int:
+    if not text.isascii() or not text.strip().isdigit() or int(text) not in POSITIONS:
+        raise RequestError(f"{where}: a position is 1..6, got {_short(text)}")
+    return int(text)
+
+
+def _text(text: str, where: str) -> str:
+    value = text.strip()
+    if not value:
+        raise RequestError(f"{where}: must not be empty")
+    if len(value) > MAX_TEXT:
+        raise RequestError(f"{where}: at most {MAX_TEXT} characters, got {len(value)}")
+    if any(not ch.isprintable() for ch in value):
+        raise RequestError(f"{where}: control characters are not allowed")
+    return value
+
+
+def _positions(args: Sequence[str]) -> list[int]:
+    tokens = [t for arg in args for t in arg.replace(",", " ").split()]
+    if [t.lower() for t in tokens] == ["none"]:
+        return []
+    if not tokens:
+        raise RequestError(f"POSITIONS: at least one position, or 'none' {_usage('resolve-chips')}")
+    out: list[int] = []
+    for i, token in enumerate(tokens):
+        position = _position(token, f"POSITIONS[{i}]")
+        if position in out:
+            raise RequestError(f"POSITIONS[{i}]: position {position} appears twice")
+        out.append(position)
+    return out
+
+
+def _config_value(text: str) -> JSON:
+    """A VALUE of config-change: JSON when it parses as JSON (numbers, true/false, quoted
+    strings, lists, tables), otherwise the text itself (``start_mode=dice``)."""
+    try:
+        value: JSON = json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        return text
+    if isinstance(value, float) and not math.isfinite(value):
+        return text
+    return value
+
+
+def _changes(args: Sequence[str]) -> dict[str, JSON]:
+    changes: dict[str, JSON] = {}
+    for i, arg in enumerate(args):
+        key, sep, value = arg.partition("=")
+        key = key.strip()
+        if not sep:
+            raise RequestError(f"changes[{i}]: expected KEY=VALUE, got {_short(arg)}")
+        if not _CONFIG_KEY.match(key):
+            raise RequestError(f"changes[{i}]: {_short(key)} is not a dotted configuration key")
+        if key in changes:
+            raise RequestError(f"changes[{i}]: {key} is given twice")
+        if not value.strip():
+            raise RequestError(f"changes[{i}]: {key}: the new value is empty")
+        changes[key] = _config_value(value.strip())
+    return changes
+
+
+def _delta_cents(text: str) -> int:
+    value = text.strip()
+    if "." in value or "$" in value:
+        raise RequestError(
+            f"DELTA_CENTS: whole cents without a decimal point (-2500 is -$25.00), got "
+            f"{_short(text)}"
+        )
+    if not value.isascii() or not _CENTS.match(value):
+        raise RequestError(f"DELTA_CENTS: a signed whole number of cents, got {_short(text)}")
+    cents = int(value)
+    if cents == 0:
+        raise RequestError("DELTA_CENTS: must not be zero")
+    return cents
+
+
+def build_event(name: str, args: Sequence[str], supervisor: str) -> Event:
+    """The round's event for request ``name`` with ``args`` taken by ``supervisor``.
+    `RequestError` names a bad argument. Pure: the CLI checks its arguments with it too."""
+    if name not in REQUESTS or name == "status":
+        raise RequestError(f"request: {_short(name)} does not post an event")
+    base: dict[str, JSON] = {"supervisor": supervisor, "via": "console"}
+    if name in ("open", "close", "light-test", "display-test"):
+        _count(name, args, 0, 0)
+        kind = {
+            "open": "table_opened",
+            "close": "table_closed",
+            "light-test": "light_test",
+            "display-test": "display_test",
+        }[name]
+        return Event(kind, base)
+    if name == "resolve-chips":
+        _count(name, args, 1)
+        return Event("chips_resolved", {**base, "positions": list(_positions(args))})
+    if name == "validate-hit":
+        _count(name, args, 1, 1)
+        return Event("hit_validated", {**base, "position": _position(args[0], "POSITION")})
+    if name == "void-hit":
+        _count(name, args, 2)
+        position = _position(args[0], "POSITION")
+        return Event(
+            "hit_voided",
+            {**base, "position": position, "reason": _text(" ".join(args[1:]), "REASON")},
+        )
+    if name == "clear-fault":
+        _count(name, args, 0, 1)
+        if args and args[0] != "--void":
+            raise RequestError(f"clear-fault: unknown option {_short(args[0])} {_usage(name)}")
+        return Event("fault_cleared", {**base, "void": bool(args)})
+    if name == "void-draw":
+        _count(name, args, 1)
+        return Event("rng_void", {**base, "reason": _text(" ".join(args), "REASON")})
+    if name == "maintenance":
+        _count(name, args, 1, 1)
+        if args[0] not in ("enter", "exit"):
+            raise RequestError(f"maintenance: 'enter' or 'exit', got {_short(args[0])}")
+        return Event("maintenance_entered" if args[0] == "enter" else "maintenance_exited", base)
+    if name == "config-change":
+        _count(name, args, 1)
+        return Event("config_changed", {**base, "changes": _changes(args)})
+    assert name == "meter-correct"
+    _count(name, args, 4)
+    level = _text(args[0], "LEVEL")
+    meter = args[1].strip()
+    if meter not in METERS:
+        raise RequestError(f"METER: one of {', '.join(METERS)}, got {_short(args[1])}")
+    return Event(
+        "meter_corrected",
+        {
+            **base,
+            "level": level,
+            "meter": meter,
+            "delta_cents": _delta_cents(args[2]),
+            "reason": _text(" ".join(args[3:]), "REASON"),
+        },
+    )
+
+
+# ------------------------------------------------------------------------------------- serving
+class ConsoleOwner(Protocol):
+    """What the console needs of the owner (``controller.service.owner.Owner``)."""
+
+    @property
+    def public(self) -> Any: ...
+
+    def post_tracked(self, event: Event) -> Any: ...
+
+
+class PinCheck(Protocol):
+    """A configured supervisor (``controller.config.Supervisor``)."""
+
+    @property
+    def pin_hash(self) -> str: ...
+
+
+def _thaw(value: Any) -> JSON:
+    """A published (read-only) value as plain JSON."""
+    if isinstance(value, Mapping):
+        return {str(k): _thaw(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_thaw(v) for v in value]
+    if value is None or isinstance(value, bool | int | float | str):
+        return value
+    return str(value)
+
+
+class ConsoleServer:
+    """The console's socket and its one thread. `start` binds (replacing a stale socket, never
+    another kind of file) and serves; `stop` closes and removes the socket."""
+
+    def __init__(
+        self,
+        owner: ConsoleOwner,
+        supervisors: Mapping[str, PinCheck],
+        path: str | Path = DEFAULT_SOCKET,
+        *,
+        timeout_s: float = CONNECTION_TIMEOUT_S,
+        commit_timeout_s: float = COMMIT_TIMEOUT_S,
+        clock: Callable[[], float] = time.monotonic,
+        on_request: Callable[[str, Sequence[str]], None] | None = None,
+    ) -> None:
+        self.path = Path(path)
+        self._owner = owner
+        self._supervisors = dict(supervisors)
+        self._timeout_s = timeout_s
+        self._commit_timeout_s = commit_timeout_s
+        self._clock = clock
+        self._on_request = on_request
+        self._sock: socket.socket | None = None
+        self._thread: threading.Thread | None = None
+        self._stopping = threading.Event()
+        self._wrong: dict[str, int] = {}
+        self._locked_until: dict[str, float] = {}
+        self._journaled: collections.deque[float] = collections.deque()
+        self._unjournaled = 0
+        #: Every refused authentication since the start (journaled or not).
+        self.refusals = 0
+        #: Requests answered since the start (any outcome).
+        self.answered = 0
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        """Bind the socket (mode 0660) and start the console thread. OSError when the path
+        cannot be used (its directory is missing, or another kind of file is there)."""
+        path = self.path
+        if len(os.fsencode(path)) >= 104:
+            raise OSError(f"console socket path too long for a UNIX socket: {path}")
+        try:
+            mode = path.lstat().st_mode
+        except FileNotFoundError:
+            pass
+        else:
+            if not stat.S_ISSOCK(mode):
+                raise OSError(f"console socket: {path} exists and is not a socket")
+            path.unlink()  # a stale socket of a previous run
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            sock.bind(str(path))
+            os.chmod(path, SOCKET_MODE)
+            sock.listen(16)
+            sock.settimeout(0.25)
+        except BaseException:
+            sock.close()
+            raise
+        self._sock = sock
+        self._thread = threading.Thread(target=self._serve, name="console", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = 10.0) -> None:
+        self._stopping.set()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
+        try:
+            if stat.S_ISSOCK(self.path.lstat().st_mode):
+                self.path.unlink()
+        except OSError:
+            pass
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # ------------------------------------------------------------------ the console thread
+    def _serve(self) -> None:
+        sock = self._sock
+        assert sock is not None
+        while not self._stopping.is_set():
+            try:
+                conn, _ = sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                if self._stopping.is_set():
+                    break
+                log.exception("console: accept failed")
+                time.sleep(0.1)
+                continue
+            try:
+                self._connection(conn)
+            except Exception:  # never let one connection end the console
+                log.exception("console: connection failed")
+            finally:
+                conn.close()
+
+    def _connection(self, conn: socket.socket) -> None:
+        deadline = time.monotonic() + self._timeout_s
+        line, problem = self._read_line(conn, deadline)
+        if problem is not None:
+            reply: dict[str, JSON] = {"ok": False, "error": problem}
+        else:
+            reply = self.answer(line)
+        self.answered += 1
+        try:
+            conn.settimeout(max(0.1, deadline - time.monotonic()))
+            conn.sendall(json.dumps(reply, separators=(",", ":")).encode("utf-8") + b"\n")
+        except OSError:
+            log.info("console: the client left before the reply")
+
+    def _read_line(self, conn: socket.socket, deadline: float) -> tuple[bytes, str | None]:
+        buf = bytearray()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return b"", f"timeout: no complete request line within {self._timeout_s:g} s"
+            conn.settimeout(left)
+            try:
+                chunk = conn.recv(MAX_REQUEST_BYTES + 1 - len(buf))
+            except TimeoutError:
+                return b"", f"timeout: no complete request line within {self._timeout_s:g} s"
+            except OSError as exc:
+                return b"", f"connection error: {exc.strerror or exc}"
+            if not chunk:  # EOF: the text so far is the request (a client without a newline)
+                return bytes(buf), None
+            buf += chunk
+            end = buf.find(b"\n")
+            if end >= 0:
+                return bytes(buf[:end]).rstrip(b"\r"), None
+            if len(buf) > MAX_REQUEST_BYTES:
+                return b"", f"request too long: at most {MAX_REQUEST_BYTES} bytes per line"
+
+    def answer(self, line: bytes) -> dict[str, JSON]:
+        """The reply to one request line (called on the console thread)."""
+        try:
+            request = parse_line(line)
+            if request.name == "status":
+                return self._status()
+            assert request.supervisor is not None and request.pin is not None
+            event = build_event(request.name, request.args, request.supervisor)
+        except RequestError as exc:
+            return {"ok": False, "error": str(exc)}
+        except Exception as exc:  # a parser bug: still an answer, never a dead thread
+            log.exception("console: request could not be parsed")
+            return {"ok": False, "error": f"internal error: {type(exc).__name__}"}
+        try:
+            refused = self._authenticate(request.supervisor, request.pin, request.name)
+            if refused is not None:
+                return {"ok": False, "error": refused}
+            if self._on_request is not None:
+                self._on_request(request.name, request.args)
+            return self._post(event)
+        except Exception as exc:
+            log.exception("console: request failed")
+            return {"ok": False, "error": f"internal error: {type(exc).__name__}: {exc}"[:300]}
+
+    # ------------------------------------------------------------------ authentication
+    def _authenticate(self, supervisor: str, pin: str, request: str) -> str | None:
+        """None when the PIN is the supervisor's; otherwise the refusal (journaled)."""
+        now = self._clock()
+        until = self._locked_until.get(supervisor, 0.0)
+        if now < until:
+            self._refuse(supervisor, request, f"locked after {LOCKOUT_AFTER} wrong PINs")
+            return (
+                f"refused: {supervisor} is locked after {LOCKOUT_AFTER} wrong PINs; try again "
+                f"in {math.ceil(until - now)} s"
+            )
+        known = self._supervisors.get(supervisor)
+        if known is not None and check_pin(known.pin_hash, pin):
+            self._wrong.pop(supervisor, None)
+            return None
+        if known is None:
+            self._refuse(supervisor, request, "unknown supervisor")
+        else:
+            wrong = self._wrong.get(supervisor, 0) + 1
+            self._wrong[supervisor] = wrong
+            if wrong >= LOCKOUT_AFTER:
+                self._wrong.pop(supervisor, None)
+                self._locked_until[supervisor] = now + LOCKOUT_S
+                self._refuse(supervisor, request, f"wrong PIN; locked for {LOCKOUT_S:g} s")
+            else:
+                self._refuse(supervisor, request, "wrong PIN")
+        return "refused: supervisor id or PIN not accepted"
+
+    def _refuse(self, supervisor: str, request: str, reason: str) -> None:
+        self.refusals += 1
+        now = self._clock()
+        while self._journaled and now - self._journaled[0] >= 60.0:
+            self._journaled.popleft()
+        if len(self._journaled) >= JOURNALED_REFUSALS_PER_MINUTE:
+            self._unjournaled += 1
+            log.warning("console: refusal not journaled (rate bound): %s %s", supervisor, reason)
+            return
+        self._journaled.append(now)
+        data: dict[str, JSON] = {"supervisor": supervisor, "request": request, "reason": reason}
+        if self._unjournaled:
+            data["unjournaled"] = self._unjournaled
+            self._unjournaled = 0
+        log.warning("console: refused %s for %s: %s", request, supervisor, reason)
+        receipt = self._owner.post_tracked(Event(REFUSAL_EVENT, data))
+        receipt.wait(self._commit_timeout_s)
+
+    # ------------------------------------------------------------------ posting and status
+    def _post(self, event: Event) -> dict[str, JSON]:
+        receipt = self._owner.post_tracked(event)
+        if not receipt.wait(self._commit_timeout_s):
+            return {
+                "ok": False,
+                "error": f"the table has not committed {event.type} within "
+                f"{self._commit_timeout_s:g} s; it is queued and may still be carried out: "
+                "check status",
+            }
+        if receipt.seq is None:
+            return {"ok": False, "error": f"{event.type} not committed: {receipt.error}"}
+        effects = [_thaw(e) for e in receipt.effects]
+        public = receipt.public
+        state = public.state if public is not None else self._owner.public.state
+        reply: dict[str, JSON] = {
+            "ok": True,
+            "seq": receipt.seq,
+            "state": state,
+            "effects": effects,
+        }
+        for effect in receipt.effects:
+            if effect.get("type") == "rejected" and effect.get("event") == event.type:
+                reply["ok"] = False
+                reply["error"] = f"refused by the table: {effect.get('reason')}"
+                break
+        return reply
+
+    def _status(self) -> dict[str, JSON]:
+        snap = self._owner.public
+        view: Mapping[str, Any] = snap.view
+        rnd = view.get("round") or {}
+        meters = {
+            name: {
+                k: _thaw(m.get(k))
+                for k in ("display_cents", "reserve_cents", "overflow_cents", "hits")
+                if k in m
+            }
+            for name, m in snap.meters.items()
+        }
+        return {
+            "ok": True,
+            "seq": snap.seq,
+            "state": snap.state,
+            "effects": [],
+            "status": {
+                "round_id": snap.round_id,
+                "rounds_completed": snap.rounds_completed,
+                "display": _thaw(view.get("display")),
+                "lights": _thaw(view.get("lights")),
+                "fault": _thaw(view.get("fault")),
+                "pending_hits": _thaw(rnd.get("pending") if isinstance(rnd, Mapping) else None),
+                "meters": _thaw(meters),
+                "storage_fault": snap.storage_fault,
+                "last_event": snap.last_event,
+                "console_refusals": self.refusals,
+            },
+        }
+
+
+def request_line(name: str, args: Sequence[str], supervisor: str | None, pin: str | None) -> bytes:
+    """The JSON line a client sends (``tablectl console``)."""
+    data: dict[str, JSON] = {"request": name, "args": list(args)}
+    if supervisor is not None:
+        data["supervisor"] = supervisor
+    if pin is not None:
+        data["pin"] = pin
+    return json.dumps(data, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def send_request(path: str | Path, line: bytes, timeout_s: float) -> dict[str, Any]:
+    """Send one request line to the console at ``path`` and return the parsed reply.
+    OSError when the socket cannot be reached; ValueError for a reply that is not JSON."""
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(timeout_s)
+        sock.connect(str(path))
+        sock.sendall(line)
+        buf = bytearray()
+        while b"\n" not in buf:
+            chunk = sock.recv(65536)
+            if not chunk:
+                break
+            buf += chunk
+    text = bytes(buf).split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    reply = json.loads(text)
+    if not isinstance(reply, dict):
+        raise ValueError(f"reply is not a JSON object: {text[:80]!r}")
+    return reply

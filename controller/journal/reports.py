@@ -1,0 +1,684 @@
+"""Reports read from a table's journal: game recall (rounds), shift, meters and hits.
+
+Responsible for rebuilding what happened from the committed entries and their effects, read-only
+through the journal's own format module (a read-only SQLite connection, `schema_problems`,
+`decode_object`): each round from its entries (positions with wagers, starting position, outcomes,
+hits, faults, void); a shift's progressive reconciliation from the journaled ``meter_movement``
+effects, where for each level meter = display + reserve + overflow and
+``end = start + contributed - paid_from_meter + adjustments`` to the cent; the current meters as
+stored beside the journal; the last hits with who validated them.
+
+Must never write, create or repair a journal file, never decide a game rule (outcomes and amounts
+come from the machine's effects as journaled), and never use floats for money.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from controller.journal.audit import connect_read_only, schema_problems
+from controller.journal.format import (
+    JSON,
+    Entry,
+    JournalError,
+    completes_a_round,
+    decode_object,
+)
+from fsm.round.meters import UNIT as SUB_UNITS
+
+METER_PARTS = ("display_cents", "overflow_cents", "reserve_cents")
+
+
+class ReportError(Exception):
+    """The journal cannot be reported on (missing, not a journal, unreadable); says why."""
+
+
+# ------------------------------------------------------------------------------------- time
+def parse_time(text: str, what: str) -> int:
+    """UTC milliseconds from an integer (ms since the epoch) or an ISO-8601 time (a time
+    without a zone is taken as UTC). ValueError naming ``what`` otherwise."""
+    value = text.strip()
+    if value.lstrip("-").isdigit():
+        ms = int(value)
+        if ms < 0:
+            raise ValueError(f"{what}: must not be negative, got {text!r}")
+        return ms
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
+    except ValueError:
+        raise ValueError(
+            f"{what}: expected ISO-8601 UTC (e.g. 2026-11-29T14:00:00Z) or milliseconds since "
+            f"the epoch, got {text!r}"
+        ) from None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return int(moment.timestamp() * 1000) if moment.microsecond == 0 else _exact_ms(moment)
+
+
+def _exact_ms(moment: datetime) -> int:
+    delta = moment - datetime(1970, 1, 1, tzinfo=UTC)
+    return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
+
+
+def format_time(ms: int | None) -> str:
+    if ms is None:
+        return "-"
+    moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
+
+
+def dollars(cents: int) -> str:
+    sign = "-" if cents < 0 else ""
+    whole, rest = divmod(abs(cents), 100)
+    return f"{sign}${whole:,}.{rest:02d}"
+
+
+# ------------------------------------------------------------------------------------- reading
+class JournalReader:
+    """A read-only view of one journal file (never creates or writes it)."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise ReportError(f"{self.path}: no such journal file")
+        if not self.path.is_file():
+            raise ReportError(f"{self.path}: not a regular file")
+        try:
+            self._conn = connect_read_only(self.path)
+            problems = schema_problems(self._conn)
+        except (sqlite3.Error, JournalError) as exc:
+            raise ReportError(f"{self.path}: not a readable journal: {exc}") from None
+        if problems:
+            self._conn.close()
+            raise ReportError(f"{self.path}: {problems[0]}")
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> JournalReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+
+    def entries(self) -> Iterator[Entry]:
+        try:
+            cursor = self._conn.execute(
+                "SELECT seq, ts_ms, round_id, type, data, prev_hash, hash FROM journal ORDER BY seq"
+            )
+            for seq, ts, rnd, type_, data, prev, digest in cursor:
+                try:
+                    obj = decode_object(data, f"seq {seq}: data")
+                except ValueError as exc:
+                    raise ReportError(f"{self.path}: {exc} (run tablectl journal verify)") from None
+                yield Entry(seq, ts, rnd, type_, obj, prev, digest)
+        except sqlite3.Error as exc:
+            raise ReportError(f"{self.path}: cannot read: {exc}") from None
+
+    def stored_meters(self) -> dict[str, dict[str, JSON]]:
+        try:
+            rows = self._conn.execute('SELECT level, "values" FROM meters ORDER BY level')
+            return {level: decode_object(v, f"meters[{level}]") for level, v in rows}
+        except (sqlite3.Error, ValueError) as exc:
+            raise ReportError(f"{self.path}: cannot read the stored meters: {exc}") from None
+
+    def stored_snapshot(self) -> dict[str, JSON] | None:
+        try:
+            row = self._conn.execute("SELECT snapshot FROM state WHERE id = 1").fetchone()
+            return None if row is None else decode_object(row[0], "state.snapshot")
+        except (sqlite3.Error, ValueError) as exc:
+            raise ReportError(f"{self.path}: cannot read the stored state: {exc}") from None
+
+
+def effects_of(entry: Entry) -> list[dict[str, JSON]]:
+    raw = entry.data.get("effects", [])
+    return [e for e in raw if isinstance(e, dict)] if isinstance(raw, list) else []
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _in_window(ts: int, start: int | None, end: int | None) -> bool:
+    return (start is None or ts >= start) and (end is None or ts < end)
+
+
+def _rejected(effects: list[dict[str, JSON]], event_type: str) -> bool:
+    return any(e.get("type") == "rejected" and e.get("event") == event_type for e in effects)
+
+
+# ------------------------------------------------------------------------------------- rounds
+@dataclass
+class RoundRecall:
+    """One round as the journal tells it (game recall)."""
+
+    round_id: int
+    started_ms: int
+    ended_ms: int | None = None
+    completed: bool = False
+    voided: str | None = None
+    positions: list[int] = field(default_factory=list)
+    late_chips: list[int] = field(default_factory=list)
+    bank: int | None = None
+    starting_position: dict[str, JSON] | None = None
+    side_wagers: list[dict[str, JSON]] = field(default_factory=list)
+    outcomes: list[dict[str, JSON]] = field(default_factory=list)
+    hits: list[dict[str, JSON]] = field(default_factory=list)
+    refunds: list[dict[str, JSON]] = field(default_factory=list)
+    faults: list[dict[str, JSON]] = field(default_factory=list)
+    rejected: list[dict[str, JSON]] = field(default_factory=list)
+    entries: list[int] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "round": self.round_id,
+            "started": self.started_ms,
+            "ended": self.ended_ms,
+            "completed": self.completed,
+            "void": self.voided,
+            "positions": sorted(self.positions),
+            "late_chips": self.late_chips,
+            "bank": self.bank,
+            "starting_position": self.starting_position,
+            "side_wagers": self.side_wagers,
+            "outcomes": self.outcomes,
+            "hits": self.hits,
+            "refunds": self.refunds,
+            "faults": self.faults,
+            "rejected": self.rejected,
+            "seqs": [self.entries[0], self.entries[-1]] if self.entries else [],
+        }
+
+
+def _round_of(entry: Entry) -> int | None:
+    if entry.type == "round_completed":
+        rid = entry.data.get("round_id")
+        if isinstance(rid, int) and not isinstance(rid, bool):
+            return rid
+    return entry.round_id if entry.round_id else None
+
+
+def _apply_to_round(r: RoundRecall, entry: Entry) -> None:
+    effects = effects_of(entry)
+    data = entry.data
+    r.entries.append(entry.seq)
+    t = entry.type
+    if t == "chip_detected":
+        pos = data.get("position")
+        if isinstance(pos, int):
+            if _rejected(effects, t):
+                r.late_chips.append(pos)
+            elif pos not in r.positions:
+                r.positions.append(pos)
+    elif t == "chips_resolved" and not _rejected(effects, t):
+        stand = data.get("positions")
+        if isinstance(stand, list):
+            r.positions = [p for p in stand if isinstance(p, int)]
+    elif t == "progressive_outcome" and not _rejected(effects, t):
+        r.outcomes.append({"position": data.get("position"), "line": data.get("line")})
+    elif t == "fault_raised":
+        r.faults.append(
+            {
+                "seq": entry.seq,
+                "ts": entry.ts_ms,
+                "code": data.get("code"),
+                "device": data.get("device"),
+                "detail": data.get("detail"),
+            }
+        )
+    elif t == "fault_cleared" and not _rejected(effects, t):
+        r.faults.append({"seq": entry.seq, "ts": entry.ts_ms, "cleared_by": data.get("supervisor")})
+    elif t == "round_completed":
+        r.completed = True
+        r.ended_ms = entry.ts_ms
+    for e in effects:
+        kind = e.get("type")
+        if kind == "rejected":
+            r.rejected.append(
+                {"seq": entry.seq, "event": e.get("event"), "reason": e.get("reason")}
+            )
+        elif kind == "starting_position":
+            r.starting_position = {
+                "by": e.get("by"),
+                "number": e.get("number"),
+                "seat": e.get("seat"),
+            }
+        elif kind == "bank":
+            pos = e.get("position")
+            r.bank = pos if isinstance(pos, int) else None
+        elif kind == "side_wager_settled":
+            results = e.get("results")
+            if isinstance(results, list):
+                r.side_wagers.extend(x for x in results if isinstance(x, dict))
+        elif kind == "hit_pending":
+            r.hits.append(
+                {
+                    "position": e.get("position"),
+                    "level": e.get("level"),
+                    "line": e.get("line"),
+                    "status": "pending",
+                }
+            )
+        elif kind == "pay":
+            validated = data.get("supervisor") if t == "hit_validated" else None
+            r.hits = [
+                h
+                for h in r.hits
+                if not (h.get("status") == "pending" and h.get("position") == e.get("position"))
+            ]
+            r.hits.append(
+                {
+                    "position": e.get("position"),
+                    "level": e.get("level"),
+                    "line": e.get("line"),
+                    "cents": _int(e.get("cents")),
+                    "from": e.get("from"),
+                    "status": "paid",
+                    "validated_by": validated,
+                }
+            )
+        elif kind == "refund":
+            r.refunds.append(
+                {
+                    "position": e.get("position"),
+                    "cents": _int(e.get("cents")),
+                    "reason": e.get("reason"),
+                }
+            )
+        elif kind == "round_voided":
+            r.voided = str(e.get("reason") or "voided")
+            r.ended_ms = entry.ts_ms
+    if t == "hit_voided" and not _rejected(effects, t):
+        r.hits = [
+            h
+            for h in r.hits
+            if not (h.get("status") == "pending" and h.get("position") == data.get("position"))
+        ]
+        r.hits.append(
+            {
+                "position": data.get("position"),
+                "status": "voided",
+                "voided_by": data.get("supervisor"),
+                "reason": data.get("reason"),
+            }
+        )
+
+
+def rounds_report(
+    reader: JournalReader, start: int | None = None, end: int | None = None
+) -> list[dict[str, JSON]]:
+    """Game recall: every round with an entry in the window, in order."""
+    rounds: dict[int, RoundRecall] = {}
+    for entry in reader.entries():
+        rid = _round_of(entry)
+        if rid is None:
+            continue
+        r = rounds.get(rid)
+        if r is None:
+            r = rounds[rid] = RoundRecall(rid, entry.ts_ms)
+        _apply_to_round(r, entry)
+    out = []
+    for rid in sorted(rounds):
+        r = rounds[rid]
+        last = r.ended_ms if r.ended_ms is not None else r.started_ms
+        if (end is None or r.started_ms < end) and (start is None or last >= start):
+            out.append(r.to_json())
+    return out
+
+
+# ------------------------------------------------------------------------------------- movements
+def _meter_delta(movement: Mapping[str, JSON]) -> int:
+    """Cents by which a movement changes display + overflow + reserve (the machine journals the
+    change of each meter's whole cents, so the deltas add up exactly to the meters shown)."""
+    return sum(_int(movement.get(k)) for k in METER_PARTS)
+
+
+@dataclass
+class LevelFlow:
+    """One level's movements in a window, in cents."""
+
+    wagers: int = 0
+    wagered_cents: int = 0
+    contributed_cents: int = 0
+    paid_from_meter_cents: int = 0
+    adjustments_cents: int = 0
+
+    def add(self, movement: Mapping[str, JSON]) -> None:
+        delta = _meter_delta(movement)
+        kind = movement.get("kind")
+        if kind == "contribution":
+            self.contributed_cents += delta
+        elif kind == "payout":
+            self.paid_from_meter_cents -= delta
+        else:  # reset (house-funded part), reversal of a voided round, supervised correction
+            self.adjustments_cents += delta
+
+
+def initial_meters(reader: JournalReader) -> dict[str, int]:
+    """Each level's meter (display + overflow + reserve, cents) when the level was created: its
+    initial amount, as the stored snapshot keeps it (levels are never removed or renamed), else
+    as the recorded game configuration gives it."""
+    out: dict[str, int] = {}
+    snap = reader.stored_snapshot() or {}
+    meters = snap.get("meters")
+    if isinstance(meters, dict):
+        for name, values in meters.items():
+            if isinstance(values, dict) and "initial" in values:
+                out[str(name)] = _int(values.get("initial")) // SUB_UNITS
+    config = snap.get("config")
+    levels = config.get("levels") if isinstance(config, dict) else None
+    if isinstance(levels, list):
+        for lvl in levels:
+            if isinstance(lvl, dict) and isinstance(lvl.get("name"), str):
+                out.setdefault(str(lvl["name"]), _int(lvl.get("initial_cents")))
+    return out
+
+
+def shift_report(
+    reader: JournalReader, start: int | None = None, end: int | None = None
+) -> dict[str, JSON]:
+    """The shift: rounds, voids, faults, hits and the progressive reconciliation in the window
+    ``start <= ts < end`` (UTC ms; None = open).
+
+    The meter at each edge is every level's initial amount plus every journaled movement before
+    the edge; the flows are the movements inside the window, classified by kind, so that per level
+    and in total ``meter_end = meter_start + contributed - paid_from_meter + adjustments``. At the
+    journal's end the movements must give the stored meters exactly: any difference is listed in
+    ``problems`` (the effects would not account for the meters).
+    """
+    start_meter = dict(initial_meters(reader))
+    flows: dict[str, LevelFlow] = {name: LevelFlow() for name in start_meter}
+    running = dict(start_meter)
+    table_wagers = table_wagered = 0
+    rounds_done = voids = faults = 0
+    hits: list[dict[str, JSON]] = []
+    first_ts: int | None = None
+    last_ts: int | None = None
+    for entry in reader.entries():
+        effects = effects_of(entry)
+        before = start is not None and entry.ts_ms < start
+        inside = not before and (end is None or entry.ts_ms < end)
+        if inside:
+            first_ts = entry.ts_ms if first_ts is None else first_ts
+            last_ts = entry.ts_ms
+            if completes_a_round(entry.type, entry.data):
+                rounds_done += 1
+            elif entry.type == "fault_raised" and not _rejected(effects, entry.type):
+                faults += 1
+        contributions = [
+            e
+            for e in effects
+            if e.get("type") == "meter_movement" and e.get("kind") == "contribution"
+        ]
+        if inside and contributions:
+            # every level's contribution carries the same wagers: the table counts them once
+            table_wagers += max(_int(m.get("wagers")) for m in contributions)
+            table_wagered += max(_int(m.get("wagered_cents")) for m in contributions)
+            for m in contributions:
+                f = flows.setdefault(str(m.get("level")), LevelFlow())
+                f.wagers += _int(m.get("wagers"))
+                f.wagered_cents += _int(m.get("wagered_cents"))
+        for e in effects:
+            kind = e.get("type")
+            if kind == "meter_movement":
+                level = str(e.get("level"))
+                running[level] = running.get(level, 0) + _meter_delta(e)
+                if before:
+                    start_meter[level] = start_meter.get(level, 0) + _meter_delta(e)
+                elif inside:
+                    flows.setdefault(level, LevelFlow()).add(e)
+            elif inside and kind == "round_voided":
+                voids += 1
+            elif inside and kind == "pay":
+                hits.append(
+                    {
+                        "position": e.get("position"),
+                        "level": e.get("level"),
+                        "line": e.get("line"),
+                        "cents": _int(e.get("cents")),
+                        "from": e.get("from"),
+                        "round": e.get("round_id", entry.round_id),
+                        "time": entry.ts_ms,
+                    }
+                )
+    per_level: list[dict[str, JSON]] = []
+    for name in sorted(set(start_meter) | set(flows)):
+        f = flows.get(name, LevelFlow())
+        s = start_meter.get(name, 0)
+        per_level.append(
+            {
+                "level": name,
+                "wagers": f.wagers,
+                "wagered_cents": f.wagered_cents,
+                "contributed_cents": f.contributed_cents,
+                "paid_from_meter_cents": f.paid_from_meter_cents,
+                "meter_start_cents": s,
+                "meter_end_cents": s
+                + f.contributed_cents
+                - f.paid_from_meter_cents
+                + f.adjustments_cents,
+                "adjustments_cents": f.adjustments_cents,
+            }
+        )
+    total: dict[str, JSON] = {
+        key: sum(_int(lvl[key]) for lvl in per_level)
+        for key in (
+            "contributed_cents",
+            "paid_from_meter_cents",
+            "meter_start_cents",
+            "meter_end_cents",
+            "adjustments_cents",
+        )
+    }
+    total["wagers"] = table_wagers
+    total["wagered_cents"] = table_wagered
+    return {
+        "table": reader.meta().get("table_id", ""),
+        "from": start,
+        "to": end,
+        "first_entry": first_ts,
+        "last_entry": last_ts,
+        "rounds": rounds_done,
+        "voided_rounds": voids,
+        "faults": faults,
+        "hits": hits,
+        "progressive": total,
+        "levels": per_level,
+        "problems": _reconcile_with_stored(reader, running),
+    }
+
+
+def _reconcile_with_stored(reader: JournalReader, running: Mapping[str, int]) -> list[str]:
+    problems: list[str] = []
+    stored = reader.stored_meters()
+    for level in sorted(set(stored) | set(running)):
+        values = stored.get(level)
+        if values is None:
+            problems.append(f"level {level}: movements journaled but no stored meters")
+            continue
+        held = sum(_int(values.get(k)) for k in METER_PARTS)
+        derived = running.get(level, 0)
+        if held != derived:
+            problems.append(
+                f"level {level}: initial amount plus journaled movements give {dollars(derived)}, "
+                f"the stored meters hold {dollars(held)}"
+            )
+    return problems
+
+
+# ------------------------------------------------------------------------------------- meters
+def meters_report(reader: JournalReader) -> dict[str, JSON]:
+    """The current meters of every level, as stored beside the journal's last entry."""
+    stored = reader.stored_meters()
+    levels: list[dict[str, JSON]] = []
+    for name in sorted(stored):
+        v = stored[name]
+        levels.append(
+            {
+                "level": name,
+                "progressive_in": _int(v.get("progressive_in")),
+                "wagered_cents": _int(v.get("wagered_cents")),
+                "contributed_cents": _int(v.get("contributed_cents"))
+                + _int(v.get("reserve_contributed_cents")),
+                "display_cents": _int(v.get("display_cents")),
+                "reserve_cents": _int(v.get("reserve_cents")),
+                "overflow_cents": _int(v.get("overflow_cents")),
+                "hits": _int(v.get("hits")),
+                "paid_cents": _int(v.get("paid_cents")),
+                "meter_paid_cents": _int(v.get("meter_paid_cents")),
+                "house_funded_cents": _int(v.get("house_funded_cents")),
+                "corrections_cents": _int(v.get("corrections_cents")),
+            }
+        )
+    snap = reader.stored_snapshot() or {}
+    return {
+        "table": reader.meta().get("table_id", ""),
+        "state": snap.get("state"),
+        "round": snap.get("round_id"),
+        "levels": levels,
+    }
+
+
+# ------------------------------------------------------------------------------------- hits
+def hits_report(
+    reader: JournalReader,
+    start: int | None = None,
+    end: int | None = None,
+    limit: int = 25,
+) -> list[dict[str, JSON]]:
+    """The last ``limit`` progressive hits paid in the window, newest last: table, position,
+    level, line, amount, time, round, and the supervisor who validated it (None for a fixed
+    amount paid without validation)."""
+    table = reader.meta().get("table_id", "")
+    hits: list[dict[str, JSON]] = []
+    for entry in reader.entries():
+        if not _in_window(entry.ts_ms, start, end):
+            continue
+        for e in effects_of(entry):
+            if e.get("type") != "pay":
+                continue
+            rid = e.get("round_id", entry.round_id)
+            hits.append(
+                {
+                    "table": table,
+                    "position": e.get("position"),
+                    "level": e.get("level"),
+                    "line": e.get("line"),
+                    "cents": _int(e.get("cents")),
+                    "from": e.get("from"),
+                    "time": entry.ts_ms,
+                    "round": rid,
+                    "seq": entry.seq,
+                    "validated_by": entry.data.get("supervisor")
+                    if entry.type == "hit_validated"
+                    else None,
+                }
+            )
+    return hits[-limit:] if limit > 0 else hits
+
+
+# ------------------------------------------------------------------------------------- text
+def rounds_text(rounds: list[dict[str, JSON]]) -> list[str]:
+    lines = [f"{len(rounds)} rounds"]
+    for r in rounds:
+        status = (
+            "void: " + str(r["void"])
+            if r["void"]
+            else ("complete" if r["completed"] else "in progress")
+        )
+        sp = r["starting_position"]
+        if not isinstance(sp, dict):
+            sp_text = "-"
+        elif sp.get("by") == "three_card":  # NY 5324.41(n)(4): no number drawn or counted
+            sp_text = f"first stack to area {sp['seat']}"
+        else:
+            sp_text = f"start {sp['number']} by {sp.get('by') or '?'} (seat {sp['seat']})"
+        lines.append(
+            f"round {r['round']}  {format_time(_int(r['started']))}  {status}  "
+            f"wagers at {r['positions'] or 'none'}  {sp_text}"
+            + (f"  bank {r['bank']}" if r["bank"] else "")
+        )
+        for o in r["outcomes"]:
+            lines.append(f"    position {o['position']}: {o['line'] or 'lost'}")
+        for h in r["hits"]:
+            amount = f" {dollars(_int(h.get('cents')))}" if "cents" in h else ""
+            who = f" validated by {h['validated_by']}" if h.get("validated_by") else ""
+            lines.append(
+                f"    hit {h.get('status')}: position {h.get('position')} {h.get('line') or ''}"
+                f"{amount}{who}"
+            )
+        for f in r["faults"]:
+            if "code" in f:
+                lines.append(f"    fault {f['code']} ({f['device']}): {f['detail']}")
+            else:
+                lines.append(f"    fault cleared by {f['cleared_by']}")
+        if r["late_chips"]:
+            lines.append(f"    late chips ignored at {r['late_chips']}")
+    return lines
+
+
+def shift_text(report: Mapping[str, JSON]) -> list[str]:
+    p = report["progressive"]
+    assert isinstance(p, dict)
+    lines = [
+        f"shift of table {report['table']}  {format_time(report['from'])} .. "
+        f"{format_time(report['to'])}",
+        f"rounds {report['rounds']}, voided {report['voided_rounds']}, faults {report['faults']}",
+        f"progressive wagers {p['wagers']} ({dollars(p['wagered_cents'])})",
+        f"meter at start     {dollars(p['meter_start_cents']):>16}",
+        f"  + contributed    {dollars(p['contributed_cents']):>16}",
+        f"  - paid from meter{dollars(p['paid_from_meter_cents']):>16}",
+        f"  + adjustments    {dollars(p['adjustments_cents']):>16}",
+        f"  = meter at end   {dollars(p['meter_end_cents']):>16}",
+    ]
+    for lvl in report["levels"]:
+        lines.append(
+            f"  level {lvl['level']}: {dollars(lvl['meter_start_cents'])} + "
+            f"{dollars(lvl['contributed_cents'])} - {dollars(lvl['paid_from_meter_cents'])} + "
+            f"{dollars(lvl['adjustments_cents'])} = {dollars(lvl['meter_end_cents'])}"
+        )
+    for h in report["hits"]:
+        lines.append(f"  hit position {h['position']} {h['line']} {dollars(h['cents'])}")
+    for problem in report["problems"]:
+        lines.append(f"PROBLEM: {problem}")
+    return lines
+
+
+def meters_text(report: Mapping[str, JSON]) -> list[str]:
+    lines = [
+        f"meters of table {report['table']} (state {report['state']}, round {report['round']})"
+    ]
+    for lvl in report["levels"]:
+        lines.append(
+            f"  {lvl['level']}: display {dollars(lvl['display_cents'])}, reserve "
+            f"{dollars(lvl['reserve_cents'])}, overflow {dollars(lvl['overflow_cents'])}; "
+            f"{lvl['progressive_in']} wagers ({dollars(lvl['wagered_cents'])}), contributed "
+            f"{dollars(lvl['contributed_cents'])}, {lvl['hits']} hits, paid "
+            f"{dollars(lvl['paid_cents'])}"
+        )
+    return lines
+
+
+def hits_text(hits: list[dict[str, JSON]]) -> list[str]:
+    lines = [f"{len(hits)} hits"]
+    for h in hits:
+        who = h["validated_by"] or "-"
+        lines.append(
+            f"  {format_time(_int(h['time']))}  table {h['table']}  round {h['round']}  "
+            f"position {h['position']}  {h['level']}  {h['line']}  {dollars(_int(h['cents']))}  "
+            f"validated by {who}"
+        )
+    return lines
+
+
+def as_json(value: Any) -> Any:
+    """Reports are already JSON-able; kept as one place to adapt them."""
+    return value

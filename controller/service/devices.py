@@ -1,0 +1,266 @@
+"""The glue between the round's effects and the table's devices, both ways.
+
+Outputs: `TableDevices.apply` takes one committed effect from the owner thread and drives the
+device that shows or does it: ``lights`` / ``display`` to the GPIO table (``drivers.gpio.table``,
+translating the round's vocabulary to the drivers': ``blink`` -> ``blinking``, ``" "`` -> ``blank``,
+``"-"`` -> ``idle``, ``"F"`` -> ``fault``, ``"P"`` -> ``jackpot``), ``shuffle`` to the shuffler,
+``dispense`` to the shoe, ``acceptors`` remembered (the machine refuses chips when disarmed),
+``alert`` and the money effects to a notice callback (status line, floor system). It depends only
+on the small interfaces below, so the real drivers, the pty simulators and the test fakes fit.
+
+Inputs: `translate_input` maps what the drivers post to the round's event vocabulary
+(``shuffle_completed`` -> ``shuffle_complete``, ``cards_dispensed`` -> ``dealt``); `InputPort`
+wraps the owner's ``post`` with it, and is the ``post`` every driver is built with.
+
+Must never: decide a game rule, hold game state, block the owner thread on a device answer (every
+answer comes back as a posted event), or apply an effect the owner did not hand it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from fsm.round.events import JSON, Effect, Event
+
+log = logging.getLogger(__name__)
+
+#: The round's light vocabulary -> the GPIO drivers' (drivers.gpio.interfaces.LightState).
+LIGHT_NAMES: dict[str, str] = {
+    "off": "off",
+    "lit": "lit",
+    "attract": "attract",
+    "blink": "blinking",
+    "blinking": "blinking",
+    "locked": "locked",
+}
+#: The round's display glyphs -> the GPIO drivers' (drivers.gpio.interfaces.Glyph).
+GLYPH_NAMES: dict[str, str] = {
+    **{str(n): str(n) for n in range(1, 8)},
+    " ": "blank",
+    "-": "idle",
+    "F": "fault",
+    "P": "jackpot",
+    "L": "locked",
+}
+#: Effects that drive no device: they are passed to the notice callback only.
+NOTICE_EFFECTS = frozenset(
+    {
+        "alert",
+        "rejected",
+        "starting_position",
+        "bank_offer",
+        "bank",
+        "meter_movement",
+        "side_wager_settled",
+        "hit_pending",
+        "pay",
+        "refund",
+        "round_voided",
+        "config_changed",
+    }
+)
+
+
+class GpioTable(Protocol):
+    """``drivers.gpio.table.Table``: applies lights/display effects in its own vocabulary."""
+
+    def apply(self, effect: Mapping[str, Any]) -> bool: ...
+
+    def safe_state(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class Shuffler(Protocol):
+    """``drivers.serial.shuffler.Shuffler`` (or a fake): answers with a posted event."""
+
+    def shuffle(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class Shoe(Protocol):
+    """``drivers.serial.shoe.Shoe`` (or a fake): answers with a posted event."""
+
+    def dispense(self, stacks: int, cards: int) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+Notice = Callable[[Effect], None]
+
+
+class TableDevices:
+    """The device adapter the owner thread applies effects through."""
+
+    def __init__(
+        self,
+        gpio: GpioTable | None,
+        shuffler: Shuffler | None,
+        shoe: Shoe | None,
+        *,
+        notice: Notice | None = None,
+    ) -> None:
+        self.gpio = gpio
+        self.shuffler = shuffler
+        self.shoe = shoe
+        self.armed = False
+        self._notice = notice
+        self._closed = False
+
+    def apply(self, effect: Effect) -> None:
+        """Drive the device for one committed effect. A malformed effect or a device that
+        refuses raises (ValueError / RuntimeError naming it): the owner turns that into a
+        ``fault_raised``."""
+        kind = effect.get("type")
+        if kind == "lights":
+            states = effect.get("states")
+            if not isinstance(states, list | tuple):
+                raise ValueError(f"effect lights.states: expected a list, got {states!r}")
+            mapped = [LIGHT_NAMES.get(s, s) if isinstance(s, str) else s for s in states]
+            self._gpio_apply({"type": "lights", "states": mapped})
+        elif kind == "display":
+            glyph = effect.get("glyph")
+            mapped_glyph = GLYPH_NAMES.get(glyph, glyph) if isinstance(glyph, str) else glyph
+            self._gpio_apply({"type": "display", "glyph": mapped_glyph})
+        elif kind == "acceptors":
+            self.armed = bool(effect.get("armed"))
+        elif kind == "shuffle":
+            if self.shuffler is None:
+                raise RuntimeError("shuffle: no shuffler is connected")
+            self.shuffler.shuffle()
+        elif kind == "dispense":
+            if self.shoe is None:
+                raise RuntimeError("dispense: no shoe is connected")
+            stacks, cards = effect.get("stacks"), effect.get("cards")
+            if not isinstance(stacks, int) or not isinstance(cards, int):
+                raise ValueError(f"effect dispense: stacks/cards must be ints, got {effect!r}")
+            self.shoe.dispense(stacks, cards)
+        elif kind in NOTICE_EFFECTS:
+            pass
+        else:
+            log.warning("effect %r drives no device", kind)
+        if self._notice is not None:
+            self._notice(effect)
+
+    def _gpio_apply(self, effect: Mapping[str, Any]) -> None:
+        if self.gpio is not None:
+            self.gpio.apply(effect)
+
+    def safe_state(self, glyph: str = " ") -> None:
+        """Lights off, acceptors disarmed, display blank (or the fault glyph)."""
+        self.armed = False
+        if self.gpio is None:
+            return
+        self.gpio.safe_state()
+        if glyph != " ":
+            self.gpio.apply({"type": "display", "glyph": GLYPH_NAMES.get(glyph, glyph)})
+
+    def close(self) -> None:
+        """Stop the serial devices and close the GPIO table (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        for device in (self.shoe, self.shuffler):
+            if device is not None:
+                try:
+                    device.stop()
+                except Exception:
+                    log.exception("stopping %s failed", type(device).__name__)
+        if self.gpio is not None:
+            self.gpio.close()
+
+
+def translate_input(event: Event) -> Event | None:
+    """The round's event for what a driver posted (None: nothing for the round).
+
+    ``shuffle_completed {count, deck_id}`` -> ``shuffle_complete``; ``cards_dispensed
+    {stacks, cards, remaining, hands}`` -> ``dealt {remaining, stacks: hands}`` (the stacks of a
+    card-reading shoe: 7-card stacks, or the 3- and 4-card stacks of the three-card bonus, NY
+    5324.41(n); the machine maps them to seats in delivery order and checks them);
+    every other event passes unchanged (``fault_raised`` from the adapters already speaks the
+    round's vocabulary)."""
+    kind = event.type
+    data = dict(event.data)
+    if kind == "shuffle_completed":
+        out: dict[str, JSON] = {"count": data.get("count")}
+        if "deck_id" in data:
+            out["deck_id"] = data["deck_id"]
+        return Event("shuffle_complete", out)
+    if kind == "cards_dispensed":
+        dealt: dict[str, JSON] = {"remaining": data.get("remaining")}
+        hands = data.get("hands")
+        if hands is not None and data.get("cards") in (3, 4, 7):
+            dealt["stacks"] = hands
+        return Event("dealt", dealt)
+    return event
+
+
+#: Line-noise counters of ``drivers.serial.port.LinkPort.status()`` (bytes / frames).
+NOISE_COUNTERS = ("garbage_bytes", "crc_errors", "header_errors")
+
+
+class NoiseMonitor:
+    """Raises ``LINE_NOISE`` when a serial line carried garbage or damaged frames since the
+    device's previous answer. The link layer recovers from noise by itself (resynchronising,
+    NAK and retransmission), so no command is lost; but a noisy line is a cable or adapter
+    problem a supervisor must see, so it becomes a journaled fault after the answer it came with.
+    """
+
+    def __init__(self, status: Mapping[str, Callable[[], Mapping[str, object]]]) -> None:
+        self._status = dict(status)
+        self._seen = {device: self._total(device) for device in self._status}
+
+    def _total(self, device: str) -> int:
+        counters = self._status[device]()
+        return sum(
+            int(v) for k, v in counters.items() if k in NOISE_COUNTERS and isinstance(v, int)
+        )
+
+    def check(self, device: str) -> Event | None:
+        """The fault event for ``device``'s line, or None when it stayed clean."""
+        if device not in self._status:
+            return None
+        total = self._total(device)
+        new = total - self._seen[device]
+        self._seen[device] = total
+        if new <= 0:
+            return None
+        detail = f"{new} bytes of garbage or damaged frames on the {device}'s serial line"
+        return Event("fault_raised", {"code": "LINE_NOISE", "device": device, "detail": detail})
+
+
+class InputPort:
+    """The ``post`` callable drivers are built with: translates, then posts to the owner (and,
+    after a device's answer, the `NoiseMonitor`'s fault if its line was noisy). A post that
+    fails (bad data) is logged with the driver's event, never raised into the driver's thread."""
+
+    def __init__(self, post: Callable[[Event], None], noise: NoiseMonitor | None = None) -> None:
+        self._post = post
+        self._noise = noise
+
+    def watch_lines(self, status: Mapping[str, Callable[[], Mapping[str, object]]]) -> None:
+        """After each device's answer, check its serial line for noise (``LINE_NOISE``): call
+        with the serial adapters' ``link_status`` once they exist (they are built with this
+        port as their ``post``). Both ``tablectl run`` and the simulated table do."""
+        self._noise = NoiseMonitor(status)
+
+    def __call__(self, event: Event) -> None:
+        translated = translate_input(event)
+        if translated is None:
+            return
+        try:
+            self._post(translated)
+            device = event.data.get("device")
+            if self._noise is not None and event.type in ANSWERS and isinstance(device, str):
+                fault = self._noise.check(device)
+                if fault is not None:
+                    self._post(fault)
+        except ValueError:
+            log.exception("input %s refused", event.type)
+
+
+#: Device answers after which the line's noise counters are checked.
+ANSWERS = frozenset({"shuffle_completed", "cards_dispensed", "fault_raised"})

@@ -1,0 +1,576 @@
+"""The owner thread: the one thread that steps the round machine, commits and applies effects.
+
+Responsible for the event flow of DESIGN.md, in this order, one event at a time:
+    1. take the next event (events posted by effects first, then the queue);
+    2. ``effects = machine.step(event, now_ms)`` with the injected UTC clock;
+    3. ONE journal commit: the entry (event data + ``"effects"``), the snapshot and the meters;
+    4. only then apply the effects: device effects through the device adapter, ``draw_rng`` by
+       drawing from the injected source (the OS CSPRNG on real hardware) and processing
+       ``rng_drawn`` next, ``post`` by processing that event next;
+    5. publish an immutable `PublicSnapshot` (an attribute swapped atomically) for readers.
+Deadlines are waits on the queue with a timeout (no timer threads). Power-up restores the stored
+snapshot (no replay), journals ``power_up`` with the software hash and the storage check, and
+re-applies the committed state's outputs, which repairs a crash between commit and output.
+
+Other threads only call `Owner.post` (or `Owner.post_tracked`, whose `Receipt` tells the poster
+the seq and effects of its event's entry once committed), `Owner.stop`, read `Owner.public` and
+wait on `Owner.wait_idle` / `Owner.wait_published` / `Receipt.wait`. This module must never
+decide what an event means (the machine does), never apply an effect before its commit, never let
+a reader touch the machine or the database, and never start a timer thread.
+
+A draw source that fails or returns anything but 1..7 gives ``fault_raised RNG_FAILURE`` (nothing
+is drawn or shown); a device adapter that raises gives ``fault_raised DEVICE_OUTPUT``.
+
+Storage failure (an append raises `JournalError`): the machine has stepped past the journal, so
+its state can no longer be trusted. The owner applies none of that event's effects, puts the table
+in the safe state with the fault glyph, sets ``storage_fault`` in the public snapshot and refuses
+every later event (logged, never stepped) until a restart re-reads the last committed state.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import queue
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Protocol
+
+from controller.journal.audit import connect_read_only
+from controller.journal.format import (
+    ROUND_COMPLETED,
+    canonical_json,
+    check_json_object,
+    completes_a_round,
+)
+from controller.journal.store import Journal, JournalError
+from controller.service.rng import DrawSource, check_draw, draw_position
+from fsm.round.events import JSON, Effect, Event
+
+log = logging.getLogger(__name__)
+
+NowMs = Callable[[], int]
+
+#: Effects the owner carries out itself; every other effect goes to the device adapter.
+OWNER_EFFECTS = frozenset({"post", "draw_rng"})
+#: The longest the loop sleeps on the queue before looking at the clock again (seconds).
+MAX_WAIT_S = 0.25
+
+
+class Machine(Protocol):
+    """What the owner needs of the round machine (``fsm.round.machine.RoundMachine``)."""
+
+    @property
+    def state(self) -> str: ...
+
+    @property
+    def round_id(self) -> int: ...
+
+    def step(self, event: Event, now_ms: int) -> list[Effect]: ...
+
+    def snapshot(self) -> dict[str, JSON]: ...
+
+    def public_view(self) -> dict[str, JSON]: ...
+
+    def outputs(self) -> list[Effect]: ...
+
+    def meters(self) -> dict[str, dict[str, JSON]]: ...
+
+    def next_deadline_ms(self) -> int | None: ...
+
+
+class MachineFactory(Protocol):
+    """Builds the machine: fresh (snapshot None) or restored from the stored snapshot."""
+
+    def __call__(self, snapshot: Mapping[str, JSON] | None) -> Machine: ...
+
+
+class Devices(Protocol):
+    """The device adapter (``controller.service.devices``): drives outputs, knows nothing of the
+    game."""
+
+    def apply(self, effect: Effect) -> None: ...
+
+    def safe_state(self, glyph: str = " ") -> None: ...
+
+    def close(self) -> None: ...
+
+
+def utc_now_ms() -> int:
+    """The real clock: UTC milliseconds since the epoch."""
+    return time.time_ns() // 1_000_000
+
+
+def _freeze(value: JSON) -> Any:
+    if isinstance(value, Mapping):
+        return MappingProxyType({k: _freeze(v) for k, v in value.items()})
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
+class PublicSnapshot:
+    """What readers (status line, SAS responder, web page) may see; never mutated after
+    publication. ``view`` and ``meters`` are read-only mappings (lists become tuples)."""
+
+    seq: int
+    ts_ms: int
+    state: str
+    round_id: int
+    rounds_completed: int
+    view: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    meters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    storage_fault: str | None = None
+    last_event: str = ""
+
+
+@dataclass
+class Receipt:
+    """What became of one event posted with `Owner.post_tracked`; filled in by the owner thread
+    once the event and everything it posted were processed and published. ``seq`` and
+    ``effects`` are those of the event's own journal entry (``seq`` None: never committed, and
+    ``error`` says why); ``public`` is the snapshot published after it."""
+
+    event_type: str
+    seq: int | None = None
+    effects: tuple[Effect, ...] = ()
+    public: PublicSnapshot | None = None
+    error: str | None = None
+    _done: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until the owner has finished with the event (True) or ``timeout``."""
+        return self._done.wait(timeout)
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def _finish(
+        self,
+        committed: tuple[int, list[Effect]] | None,
+        public: PublicSnapshot | None,
+        error: str | None,
+    ) -> None:
+        if committed is not None:
+            self.seq, self.effects = committed[0], tuple(committed[1])
+        elif error is None:
+            error = "not committed"
+        self.public = public
+        self.error = None if committed is not None else error
+        self._done.set()
+
+
+@dataclass(frozen=True)
+class _Tracked:
+    """A queued input whose poster waits on a `Receipt`."""
+
+    event: Event
+    receipt: Receipt
+
+
+_STOP = object()
+
+
+def count_rounds(path: str | Path) -> int:
+    """Entries of type ``round_completed`` in the journal at ``path`` (0 for no file)."""
+    p = Path(path)
+    if not p.exists() or p.stat().st_size == 0:
+        return 0
+    conn = connect_read_only(p)
+    try:
+        rows = conn.execute("SELECT data FROM journal WHERE type = ?", (ROUND_COMPLETED,))
+        return sum(completes_a_round(ROUND_COMPLETED, json.loads(data)) for (data,) in rows)
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+class Owner:
+    """The owner thread of one table. Build, `start` (which runs the power-up), `post` events,
+    `stop`. Only the owner thread touches the machine, the journal and the devices."""
+
+    def __init__(
+        self,
+        journal_path: str | Path,
+        make_machine: MachineFactory,
+        devices: Devices,
+        *,
+        now_ms: NowMs = utc_now_ms,
+        draw: DrawSource = draw_position,
+        software_hash: Callable[[], str] | None = None,
+        storage_check: Callable[[Path], list[str]] | None = None,
+        table_id: str | None = None,
+    ) -> None:
+        self.journal_path = Path(journal_path)
+        self._make_machine = make_machine
+        self._devices = devices
+        self._now_ms = now_ms
+        self._draw = draw
+        self._software_hash = software_hash
+        self._storage_check = storage_check
+        self._table_id = table_id
+        self._queue: queue.Queue[Event | _Tracked | object] = queue.Queue()
+        self._front: collections.deque[Event] = collections.deque()
+        self._machine: Machine | None = None
+        self._journal: Journal | None = None
+        self._storage_fault: str | None = None
+        self._stopping = threading.Event()
+        self._ready = threading.Event()
+        self._startup_error: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self._cond = threading.Condition()
+        self._outstanding = 0  # posted but not yet processed (queue + front + current)
+        self._fired_deadline: int | None = None
+        self._rounds = 0
+        self._seq = 0
+        self.public = PublicSnapshot(0, 0, "", 0, 0)
+        self.exit_error: BaseException | None = None
+
+    # ------------------------------------------------------------------ other threads' API
+    def post(self, event: Event) -> None:
+        """Queue ``event`` for the owner thread (any thread). Its data must be a JSON object
+        without an ``effects`` key: ValueError names the problem, nothing is queued."""
+        self._check_input(event)
+        if self._stopping.is_set():  # shutting down: an input now would never be committed
+            log.info("owner stopping: input %s dropped", event.type)
+            return
+        with self._cond:
+            self._outstanding += 1
+        self._queue.put(event)
+
+    def post_tracked(self, event: Event) -> Receipt:
+        """`post` ``event`` and return a `Receipt` the caller may wait on: after the event's
+        entry is committed (and what it posted processed) it holds the entry's seq and effects;
+        an event dropped at a stop or refused after a storage fault gets an ``error``."""
+        self._check_input(event)
+        receipt = Receipt(event.type)
+        if self._stopping.is_set():
+            receipt._finish(None, self.public, "the table service is stopping: not committed")
+            return receipt
+        with self._cond:
+            self._outstanding += 1
+        self._queue.put(_Tracked(event, receipt))
+        return receipt
+
+    def _check_input(self, event: Event) -> None:
+        if not isinstance(event, Event) or not isinstance(event.type, str) or not event.type:
+            raise ValueError(f"post: not an Event with a type: {event!r}")
+        data = check_json_object(event.data, f"event {event.type}: data")
+        if "effects" in data:
+            raise ValueError(f"event {event.type}: data.effects: reserved for the journal")
+        canonical_json(dict(data), f"event {event.type}: data")
+
+    def start(self, timeout: float = 30.0) -> None:
+        """Start the owner thread and wait for its power-up; re-raises a power-up failure
+        (e.g. `JournalError` for a journal that cannot be opened)."""
+        self._thread = threading.Thread(target=self._run, name="owner", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("owner: power-up did not finish")
+        if self._startup_error is not None:
+            self._thread.join()
+            raise self._startup_error
+
+    def stop(self, timeout: float | None = 30.0) -> None:
+        """Finish the current event (and the events it posted), put the table in the safe
+        state, close the devices and the journal, end the thread. Queued inputs are dropped:
+        they were never committed, so they never happened."""
+        self._stopping.set()
+        self._queue.put(_STOP)
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def wait_idle(self, timeout: float | None = None) -> bool:
+        """Block until every posted event has been processed (True) or ``timeout``."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._outstanding == 0, timeout)
+
+    def wait_published(self, after_seq: int, timeout: float | None = None) -> PublicSnapshot:
+        """Block until a snapshot newer than ``after_seq`` is published (or ``timeout``, or the
+        owner stopped); returns the current one either way."""
+        with self._cond:
+            self._cond.wait_for(
+                lambda: self.public.seq > after_seq or not self.alive or bool(self._storage_fault),
+                timeout,
+            )
+            return self.public
+
+    # ------------------------------------------------------------------ the owner thread
+    def _run(self) -> None:
+        try:
+            self._power_up()
+        except BaseException as exc:
+            self._startup_error = exc
+            self._close()
+            self._ready.set()
+            return
+        self._ready.set()
+        try:
+            self._loop()
+        except BaseException as exc:  # a bug: leave the table safe, let the caller see it
+            log.exception("owner thread failed")
+            self.exit_error = exc
+        finally:
+            self._safe_and_close()
+
+    def _power_up(self) -> None:
+        from controller.service import selfcheck
+
+        path = self.journal_path
+        storage_check = self._storage_check or selfcheck.check_storage
+        problems = list(storage_check(path))
+        software = (self._software_hash or selfcheck.software_hash)()
+        self._rounds = count_rounds(path)
+        self._journal = Journal.open(path, table_id=self._table_id, created_ms=self._now_ms())
+        stored = self._journal.last_state()
+        pending: list[Effect] = []
+        if stored is None:
+            self._machine = self._make_machine(None)
+        else:
+            self._machine = self._make_machine(stored.snapshot)
+            last = next(self._journal.entries(stored.seq, stored.seq), None)
+            effects = [] if last is None else last.data.get("effects", [])
+            # a post / draw_rng of the last committed entry was never processed (it would be
+            # the next entry): the crash came between commit and output
+            pending = [e for e in effects if isinstance(e, dict) and e.get("type") in OWNER_EFFECTS]
+        self._seq = self._journal.count()
+        data: dict[str, JSON] = {
+            "software_hash": software,
+            "storage": {"ok": not problems, "problems": problems},
+            "restored_seq": 0 if stored is None else stored.seq,
+        }
+        self._process(Event("power_up", data))
+        if self._storage_fault:
+            return
+        outputs = self._machine.outputs()
+        self._apply([e for e in outputs if e.get("type") not in OWNER_EFFECTS], [])
+        # the requests the committed state waits on (machine.outputs) and the post / draw_rng
+        # effects of the last entry, each once: processed next, in order
+        requests: dict[str, Effect] = {}
+        for effect in [*pending, *(e for e in outputs if e.get("type") in OWNER_EFFECTS)]:
+            requests.setdefault(canonical_json(effect, "effect"), effect)
+        for effect in reversed(list(requests.values())):
+            event = self._owner_effect_event(effect)
+            if event is not None:
+                self._front.appendleft(event)
+        if problems:
+            detail = "; ".join(problems)[:500]
+            self._front.append(
+                Event(
+                    "fault_raised", {"code": "STORAGE_CHECK", "device": "journal", "detail": detail}
+                )
+            )
+        self._drain_front()
+        self._publish("power_up")
+
+    def _loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                item = self._queue.get(timeout=self._wait_s())
+            except queue.Empty:
+                self._check_deadline()
+                continue
+            if item is _STOP:
+                break
+            if isinstance(item, _Tracked):
+                self._handle(item.event, item.receipt)
+            else:
+                assert isinstance(item, Event)
+                self._handle(item)
+            self._check_deadline()
+
+    def _wait_s(self) -> float:
+        machine = self._machine
+        deadline = None if machine is None or self._storage_fault else machine.next_deadline_ms()
+        if deadline is None or deadline == self._fired_deadline:
+            return MAX_WAIT_S
+        return max(0.0, min(MAX_WAIT_S, (deadline - self._now_ms()) / 1000))
+
+    def _check_deadline(self) -> None:
+        machine = self._machine
+        if machine is None or self._storage_fault or self._stopping.is_set():
+            return
+        deadline = machine.next_deadline_ms()
+        if deadline is None or deadline == self._fired_deadline or self._now_ms() < deadline:
+            return
+        self._fired_deadline = deadline  # once per deadline value, even if the machine refuses
+        with self._cond:
+            self._outstanding += 1
+        self._handle(Event("deadline", {}))
+
+    def _handle(self, event: Event, receipt: Receipt | None = None) -> None:
+        """Process one input event and everything it posts, then publish once (and fill in the
+        poster's receipt)."""
+        committed: tuple[int, list[Effect]] | None = None
+        try:
+            committed = self._process(event)
+            self._drain_front()
+        finally:
+            self._publish(event.type)
+            if receipt is not None:
+                fault = self._storage_fault
+                receipt._finish(
+                    committed, self.public, f"storage fault: {fault}" if fault else None
+                )
+            with self._cond:
+                self._outstanding -= 1
+                self._cond.notify_all()
+
+    def _drain_front(self) -> None:
+        while self._front:
+            self._process(self._front.popleft())
+
+    def _process(self, event: Event) -> tuple[int, list[Effect]] | None:
+        """Step, commit, apply one event; its entry's (seq, effects), None when not committed."""
+        if self._storage_fault:
+            log.error("storage fault: refused %s %s", event.type, dict(event.data))
+            return None
+        machine = self._machine
+        journal = self._journal
+        assert machine is not None and journal is not None
+        now = self._now_ms()
+        effects = machine.step(event, now)
+        data: dict[str, JSON] = {**event.data, "effects": effects}
+        round_id = event.data.get("round_id", machine.round_id)
+        try:
+            entry = journal.append(
+                now,
+                round_id if isinstance(round_id, int) else machine.round_id,
+                event.type,
+                data,
+                snapshot=machine.snapshot(),
+                meters=machine.meters(),
+            )
+        except (JournalError, sqlite3.Error, OSError) as exc:
+            self._fail_storage(event, exc)
+            return None
+        self._seq = entry.seq
+        if completes_a_round(event.type, data):
+            self._rounds += 1
+        posted: list[Event] = []
+        self._apply(effects, posted)
+        for follow in reversed(posted):
+            self._front.appendleft(follow)
+        return entry.seq, effects
+
+    def _owner_effect_event(self, effect: Effect) -> Event | None:
+        kind = effect.get("type")
+        if kind == "draw_rng":
+            try:
+                value = check_draw(self._draw())
+            except Exception as exc:  # a failed RNG is a fault: nothing is drawn or shown
+                log.exception("starting-position RNG failed")
+                detail = f"{type(exc).__name__}: {exc}"[:500]
+                return Event(
+                    "fault_raised", {"code": "RNG_FAILURE", "device": "rng", "detail": detail}
+                )
+            return Event("rng_drawn", {"value": value})
+        if kind == "post":
+            inner = effect.get("event")
+            if isinstance(inner, dict) and isinstance(inner.get("type"), str):
+                inner_data = inner.get("data", {})
+                return Event(
+                    inner["type"], dict(inner_data) if isinstance(inner_data, dict) else {}
+                )
+            log.error("post effect without an event: %r", effect)
+        return None
+
+    def _apply(self, effects: Sequence[Effect], posted: list[Event]) -> None:
+        """Apply committed effects in order; owner effects become events processed next."""
+        for effect in effects:
+            if effect.get("type") in OWNER_EFFECTS:
+                follow = self._owner_effect_event(effect)
+                if follow is not None:
+                    posted.append(follow)
+                continue
+            try:
+                self._devices.apply(effect)
+            except Exception as exc:  # a device that fails is a fault, never a crash
+                log.exception("device adapter failed on %r", effect)
+                machine = self._machine
+                if machine is not None and machine.state != "Fault":
+                    posted.append(
+                        Event(
+                            "fault_raised",
+                            {
+                                "code": "DEVICE_OUTPUT",
+                                "device": str(effect.get("type")),
+                                "detail": f"{type(exc).__name__}: {exc}"[:500],
+                            },
+                        )
+                    )
+
+    def _fail_storage(self, event: Event, exc: BaseException) -> None:
+        self._storage_fault = f"{event.type}: {exc}"
+        log.critical("journal commit failed, refusing play until restart: %s", exc)
+        self._front.clear()
+        try:
+            self._devices.safe_state("F")
+        except Exception:
+            log.exception("could not put the table in the safe state")
+
+    def _publish(self, last_event: str) -> None:
+        machine = self._machine
+        if machine is None:
+            return
+        if self._storage_fault:
+            # the machine is past the journal: publish only the fault, keep the committed view
+            old = self.public
+            public = PublicSnapshot(
+                old.seq, old.ts_ms, "Fault", old.round_id, old.rounds_completed, old.view,
+                old.meters, self._storage_fault, last_event,
+            )  # fmt: skip
+        else:
+            public = PublicSnapshot(
+                seq=self._seq,
+                ts_ms=self._now_ms(),
+                state=machine.state,
+                round_id=machine.round_id,
+                rounds_completed=self._rounds,
+                view=_freeze(machine.public_view()),
+                meters=_freeze(machine.meters()),
+                storage_fault=None,
+                last_event=last_event,
+            )
+        with self._cond:
+            self.public = public
+            self._cond.notify_all()
+
+    def _safe_and_close(self) -> None:
+        try:
+            self._devices.safe_state(" " if not self._storage_fault else "F")
+        except Exception:
+            log.exception("could not put the table in the safe state")
+        self._close()
+        while True:  # inputs queued behind the stop were never committed: tell their posters
+            try:
+                item = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if isinstance(item, _Tracked):
+                item.receipt._finish(None, self.public, "the table service stopped: not committed")
+        with self._cond:
+            self._outstanding = 0
+            self._cond.notify_all()
+
+    def _close(self) -> None:
+        try:
+            self._devices.close()
+        except Exception:
+            log.exception("closing the devices failed")
+        if self._journal is not None:
+            self._journal.close()
+            self._journal = None

@@ -1,0 +1,426 @@
+"""The controller on a simulated table: the same owner, machine, journal and device adapter as on
+the Pi, with gpiozero's MockFactory pins, simulated shoe and shuffler and scripted people.
+
+`build_service` wires one table (owner thread, devices, input port); `run_headless` plays until
+the journal holds N completed rounds (entries ``round_completed``), then stops (or lingers until
+SIGTERM); `run_service` plays until SIGTERM / Ctrl-C, printing one status line per round, with
+the supervisor console (`controller.console.server`) on a socket beside the journal so a trainer can
+act as supervisor (`TrainerHold`: the scripted people leave a table the trainer closed alone). Both
+resume from whatever the journal holds: a run killed at any instant and started again ends with
+exactly N rounds. Simulation only: the seeded draw source and the scripted people must never be
+wired into ``tablectl run``; this module holds no game rule.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import sys
+import tempfile
+import threading
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from types import FrameType
+from typing import Any, Protocol, TextIO
+
+from controller.config import SIMULATED_TABLE, TableConfig, load_config
+from controller.service.devices import InputPort, TableDevices
+from controller.service.owner import Owner, PublicSnapshot, utc_now_ms
+from controller.service.rng import SeededDraw
+from controller.sim.actors import WAITING_STATES, Director
+from controller.sim.faults import FaultPlan, parse_faults
+from controller.sim.table import (
+    MockPins,
+    PersistentDeck,
+    PtyFaults,
+)
+from drivers.gpio.devices import DebounceTimes
+from drivers.gpio.factory import make_pin_factory
+from drivers.gpio.table import build_gpio_table
+from fsm.round.machine import RoundMachine
+
+#: A device-waiting state with no new commit for this long gets a supervisor's fault (s).
+STALL_S = 3.0
+#: A run that makes no progress at all for this long gives up with exit 3 (s).
+GIVE_UP_S = 120.0
+#: More actions than this in one state of one round means the people are refused (exit 3).
+MAX_ACTIONS_IN_PLACE = 50
+#: Mock pins have no contact bounce: the quiet-gap filters are off in simulation.
+NO_BOUNCE = DebounceTimes(button_s=0.0, chip_s=0.0, shaker_s=0.0)
+
+
+@dataclass
+class Service:
+    """One wired table: the owner thread and what the scripted people drive."""
+
+    config: TableConfig
+    owner: Owner
+    devices: TableDevices
+    pins: MockPins
+    director: Director
+    plan: FaultPlan
+    faults: PtyFaults
+    sim: Any = None  # the pty simulators; None once closed
+
+    def close(self) -> None:
+        """Stop the pty simulators (after the owner stopped and closed the adapters)."""
+        if self.sim is not None:
+            self.sim.stop()
+            self.sim = None
+
+
+def seed_int(seed: int | str) -> int:
+    """The simulators take an int seed; a text seed is hashed (stable across runs)."""
+    if isinstance(seed, int):
+        return seed
+    text = str(seed).strip()
+    return int(text) if text.lstrip("-").isdigit() else zlib.crc32(text.encode("utf-8"))
+
+
+def _pty_devices(
+    config: TableConfig, seed: int, port: InputPort, deck_path: Path
+) -> tuple[Any, Any, Any]:
+    """Start the shoe and shuffler simulators on ptys and the real adapters on them, their
+    lines watched for noise like a real table's."""
+    from drivers.serial.shoe import ReferenceShoe
+    from drivers.serial.shuffler import ReferenceShuffler
+    from drivers.sim.bench import SimulatedDevices
+
+    sim = SimulatedDevices(card_reading=config.game.card_reading_shoe)
+    sim.deck = PersistentDeck(deck_path)  # the cards stay in the shoe across a restart
+    sim.shoe_logic.deck = sim.deck
+    ports = deck_path.with_name(deck_path.name.replace(".sim-shoe.json", ".sim-ports"))
+    ports.mkdir(exist_ok=True)  # beside the journal: nothing left in /tmp after a SIGKILL
+    shoe_path, shuffler_path = sim.start(seed=seed, directory=str(ports))
+    shoe_cfg = config.serial["shoe"].driver
+    shoe_cfg = replace(shoe_cfg, port=replace(shoe_cfg.port, path=shoe_path))
+    shuffler_cfg = config.serial["shuffler"].driver
+    shuffler_cfg = replace(shuffler_cfg, port=replace(shuffler_cfg.port, path=shuffler_path))
+    shoe = ReferenceShoe.open(shoe_cfg, port)
+    shuffler = ReferenceShuffler.open(shuffler_cfg, port)
+    port.watch_lines({"shoe": shoe.link_status, "shuffler": shuffler.link_status})
+    return sim, shoe, shuffler
+
+
+def build_service(
+    config: TableConfig,
+    db: Path,
+    seed: int | str,
+    fault_spec: str | None = None,
+    *,
+    now_ms: Callable[[], int] = utc_now_ms,
+) -> Service:
+    """Wire a simulated table around a new owner (not started): the shoe and shuffler
+    simulators on pseudo-terminals behind the real serial adapters (issue 4), the real GPIO
+    drivers on MockFactory pins."""
+    plan = FaultPlan(parse_faults(fault_spec))
+    owner_box: list[Owner] = []
+
+    def post(event: Any) -> None:
+        owner_box[0].post(event)
+
+    factory = make_pin_factory("mock")
+    port = InputPort(post)
+    deck_path = db.with_name(db.name + ".sim-shoe.json")
+    sim, shoe, shuffler = _pty_devices(config, seed_int(seed), port, deck_path)
+    faults = PtyFaults(sim, plan)
+    try:
+        gpio = build_gpio_table(config.pins, factory, port, debounce=NO_BOUNCE)
+    except BaseException:
+        sim.stop()
+        raise
+    table = TableDevices(gpio, shuffler, shoe)
+    game = config.game
+
+    def make_machine(snapshot: Any) -> RoundMachine:
+        return RoundMachine(game) if snapshot is None else RoundMachine.restore(game, snapshot)
+
+    owner = Owner(
+        db,
+        make_machine,
+        table,
+        now_ms=now_ms,
+        draw=SeededDraw(seed),
+        table_id=config.table.id,
+    )
+    owner_box.append(owner)
+    pins = MockPins(factory, config.pins)
+    director = Director(port, pins, seed, game.table.line_names)
+    shoe.start()
+    shuffler.start()
+    return Service(config, owner, table, pins, director, plan, faults, sim)
+
+
+# ``make run``: a demonstration / training pace: a pause after each scripted action.
+DEFAULT_PACE_S = 0.4
+
+
+class TrainerHold:
+    """A trainer acting as supervisor through the console: after the trainer closes the table
+    (or enters maintenance) the scripted people leave Closed and Maintenance to the trainer,
+    until the trainer opens the table again. Set from the console thread (a plain flag)."""
+
+    def __init__(self) -> None:
+        self.active = False
+
+    def on_request(self, name: str, args: Sequence[str]) -> None:
+        if name == "close" or (name == "maintenance" and tuple(args[:1]) == ("enter",)):
+            self.active = True
+        elif name == "open":
+            self.active = False
+
+    def __call__(self, snap: PublicSnapshot) -> bool:
+        return self.active and snap.state in ("Closed", "Maintenance")
+
+
+_CONSOLE_TEMP_PREFIX = "paigow-console-"
+
+
+def console_socket_path(db: Path) -> Path:
+    """The simulation's console socket: beside the journal, or in a new temp directory when
+    that path is too long for a UNIX socket."""
+    beside = db.with_name(db.name + ".console.sock")
+    if len(str(beside.resolve()).encode()) < 100:
+        return beside
+    return Path(tempfile.mkdtemp(prefix=_CONSOLE_TEMP_PREFIX)) / "console.sock"
+
+
+class StopFlag(Protocol):
+    """What `play` needs to know when to stop (a ``threading.Event`` will do)."""
+
+    def is_set(self) -> bool: ...
+
+
+class _Stop:
+    """SIGTERM / SIGINT set a plain flag; the main loop polls it and stops the owner cleanly.
+    The handler takes no lock: a signal handler runs in the main thread between bytecodes, and
+    ``threading.Event.set`` there can deadlock against the same thread's ``Event.wait``."""
+
+    def __init__(self) -> None:
+        self.requested = False
+        self._old: dict[int, Any] = {}
+
+    def is_set(self) -> bool:
+        return self.requested
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            self._old[sig] = signal.signal(sig, self._handler)
+
+    def _handler(self, signum: int, frame: FrameType | None) -> None:
+        self.requested = True
+
+    def wait(self) -> None:
+        while not self.requested:
+            time.sleep(0.1)
+
+    def restore(self) -> None:
+        for sig, handler in self._old.items():
+            signal.signal(sig, handler)
+
+
+def load_sim_config(path: str | Path | None) -> TableConfig:
+    return load_config(SIMULATED_TABLE if path is None else path)
+
+
+def _status_line(snap: PublicSnapshot) -> str:
+    shown = ", ".join(
+        f"{name} ${int(m.get('display_cents', 0)) / 100:,.2f} ({int(m.get('hits', 0))} hits)"
+        for name, m in snap.meters.items()
+    )
+    return (
+        f"{snap.rounds_completed} round{'' if snap.rounds_completed == 1 else 's'} | "
+        f"journal seq {snap.seq} | {snap.state} | "
+        f"display {snap.view.get('display', '?')!r} | {shown}"
+    )
+
+
+def play(
+    service: Service,
+    until_rounds: int | None,
+    stop: StopFlag,
+    out: TextIO | None,
+    status_lines: bool = False,
+    pace_s: float = 0.0,
+    hold: Callable[[PublicSnapshot], bool] | None = None,
+) -> int:
+    """Drive the scripted people until ``until_rounds`` rounds are journaled (None: until
+    ``stop``). ``pace_s`` is a pause after each action so a person can follow the table (0 for
+    tests and headless runs). ``hold(snap)`` true: the people wait (a trainer has the table).
+    Returns an exit code: 0 done, 3 no progress, 4 storage fault, 5
+    owner died."""
+    owner, director = service.owner, service.director
+    snap = owner.public  # restarted mid-deal: the machine faults it (DEAL_INTERRUPTED) by itself
+    last_progress = time.monotonic()
+    last_rounds = snap.rounds_completed
+    same_place, place = 0, (snap.state, snap.round_id)
+    shown_state = ""
+    while not stop.is_set():
+        if snap.storage_fault:
+            if out:
+                print(f"storage fault, play refused: {snap.storage_fault}", file=out)
+            return 4
+        if not owner.alive:
+            if out:
+                print(f"the owner thread stopped: {owner.exit_error!r}", file=out)
+            return 5
+        if until_rounds is not None and snap.rounds_completed >= until_rounds:
+            return 0
+        if (
+            out
+            and status_lines
+            and (snap.rounds_completed != last_rounds or (pace_s > 0 and snap.state != shown_state))
+        ):
+            print(_status_line(snap), file=out, flush=True)
+            shown_state = snap.state
+        last_rounds = snap.rounds_completed
+        service.faults.arm(snap.state, snap.round_id)
+        if snap.state == "Fault":
+            service.faults.repair()
+        if hold is not None and hold(snap):
+            snap = owner.wait_published(snap.seq, timeout=0.5)
+            last_progress = time.monotonic()
+            continue
+        acted = director.act(snap)
+        if acted is not None:
+            same_place = same_place + 1 if (snap.state, snap.round_id) == place else 0
+            place = (snap.state, snap.round_id)
+            if same_place > MAX_ACTIONS_IN_PLACE:  # refused again and again: a script bug
+                if out:
+                    print(f"no progress in {snap.state} after {same_place} actions", file=out)
+                return 3
+            _settle(owner, snap.seq)
+            _pause(pace_s, stop)
+            last_progress = time.monotonic()
+            snap = owner.public
+            continue
+        newer = owner.wait_published(snap.seq, timeout=0.5)
+        if newer.seq != snap.seq:
+            last_progress = time.monotonic()
+            snap = newer
+            continue
+        idle = time.monotonic() - last_progress
+        if snap.state in WAITING_STATES and idle > STALL_S:
+            director.interrupted(snap, f"no answer for {idle:.1f} s")
+            _settle(owner, snap.seq)
+            last_progress = time.monotonic()
+            snap = owner.public
+        elif idle > GIVE_UP_S:
+            if out:
+                print(f"no progress for {idle:.0f} s in {snap.state}: giving up", file=out)
+            return 3
+    return 0
+
+
+def _pause(seconds: float, stop: StopFlag) -> None:
+    """Sleep up to ``seconds`` in small steps, waking early when a stop is requested."""
+    end = time.monotonic() + seconds
+    while not stop.is_set() and time.monotonic() < end:
+        time.sleep(min(0.05, end - time.monotonic()))
+
+
+def _settle(owner: Owner, seq: int) -> None:
+    """Wait until the action just taken is committed and everything it posted processed."""
+    owner.wait_published(seq, timeout=5.0)
+    owner.wait_idle(timeout=5.0)
+
+
+def run_headless(
+    db: Path,
+    rounds: int,
+    seed: int | str,
+    *,
+    fault_spec: str | None = None,
+    config_path: str | Path | None = None,
+    linger: bool = False,
+    out: TextIO | None = None,
+) -> int:
+    """Play until the journal at ``db`` holds ``rounds`` completed rounds; exit code."""
+    config = load_sim_config(config_path)
+    service = build_service(config, db, seed, fault_spec)
+    stopper = _Stop()
+    stopper.install()
+    try:
+        service.owner.start()
+        code = play(service, rounds, stopper, out)
+        snap = service.owner.public
+        if out:
+            print(
+                f"journal {db}: {snap.rounds_completed} rounds, {snap.seq} entries, "
+                f"state {snap.state}; faults injected: "
+                f"{', '.join(map(str, service.plan.fired)) or 'none'}",
+                file=out,
+                flush=True,
+            )
+        if code == 0 and linger:
+            stopper.wait()
+        return code
+    finally:
+        service.owner.stop()
+        service.close()
+        stopper.restore()
+
+
+def run_service(
+    db: Path | None,
+    seed: int | str,
+    *,
+    config_path: str | Path | None = None,
+    fault_spec: str | None = None,
+    out: TextIO = sys.stdout,
+    pace_s: float = DEFAULT_PACE_S,
+    console_socket: Path | None = None,
+) -> int:
+    """The simulated table until SIGTERM / Ctrl-C at a pace a person can follow (``pace_s``
+    after each action of the scripted people), one status line per state, with the supervisor
+    console on ``console_socket`` (default: beside the journal)."""
+    from controller.console.server import ConsoleServer
+
+    config = load_sim_config(config_path)
+    path = Path(db) if db is not None else config.journal_path
+    service = build_service(config, path, seed, fault_spec)
+    stopper = _Stop()
+    stopper.install()
+    hold = TrainerHold()
+    console: ConsoleServer | None = None
+    try:
+        service.owner.start()
+        snap = service.owner.public
+        console_note = "supervisor console disabled"
+        if config.console.enabled:
+            socket_path = console_socket or console_socket_path(path)
+            console = ConsoleServer(
+                service.owner, config.supervisors, socket_path, on_request=hold.on_request
+            )
+            try:
+                console.start()
+            except OSError as exc:
+                console_note = f"supervisor console not started: {exc}"
+                console = None
+            else:
+                names = ", ".join(sorted(config.supervisors))
+                console_note = (
+                    f"supervisor console: tablectl console --socket {socket_path} "
+                    f"--supervisor ID REQUEST (supervisors: {names})"
+                )
+        print(
+            f"simulated table {config.table.id}: journal {path}, {snap.rounds_completed} rounds "
+            f"so far; {console_note}; Ctrl-C to stop",
+            file=out,
+            flush=True,
+        )
+        return play(service, None, stopper, out, status_lines=True, pace_s=pace_s, hold=hold)
+    finally:
+        if console is not None:
+            console.stop()
+            if console.path.parent.name.startswith(_CONSOLE_TEMP_PREFIX):
+                with contextlib.suppress(OSError):
+                    console.path.parent.rmdir()
+        service.owner.stop()
+        service.close()
+        stopper.restore()

@@ -1,0 +1,158 @@
+"""The simulated table's hardware around the pty simulators of ``drivers/sim``.
+
+`MockPins` drops chips into the acceptors, presses the lock-out button and the panel's buttons,
+turns the key and shakes the shaker by driving the input pins of the real GPIO drivers built on
+gpiozero's MockFactory; `PtyFaults` injects the planned faults into the simulators at the point
+of the round where they bite; `PersistentDeck` keeps the cards in the shoe across a restart.
+Simulation only: this module must never be used by ``tablectl run``, never decide a game rule,
+and never touch the journal or the round machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from controller.sim.faults import FaultPlan
+from drivers.gpio.config import PinConfig
+from drivers.sim.deck import SimDeck as _DriverDeck
+from fsm.round.events import Event
+
+Post = Callable[[Event], None]
+RoundOf = Callable[[], int]
+
+
+class MockPins:
+    """Drives the input pins of the GPIO drivers built on ``factory`` (a MockFactory): every
+    input is active-low with a pull-up, so an activation is drive_low then drive_high."""
+
+    def __init__(self, factory: Any, pins: PinConfig) -> None:
+        self._factory = factory
+        self._pins = pins
+
+    def _pulse(self, number: int) -> None:
+        pin = self._factory.pin(number)
+        pin.drive_low()
+        pin.drive_high()
+
+    def drop_chip(self, position: int) -> None:
+        """A chip passes the sensor of acceptor ``position`` (1..6)."""
+        self._pulse(self._pins.acceptor_sensors[position - 1])
+
+    def press_lockout(self) -> None:
+        self._pulse(self._pins.lockout_button)
+
+    def press_next(self) -> None:
+        """The dealer panel's NEXT button."""
+        self._pulse(self._pins.panel_next)
+
+    def press_void(self) -> None:
+        """The dealer panel's VOID button."""
+        self._pulse(self._pins.panel_void)
+
+    def turn_key(self, on: bool) -> None:
+        """The supervisor key switch, a held input: low while turned on."""
+        pin = self._factory.pin(self._pins.supervisor_key)
+        if on:
+            pin.drive_low()
+        else:
+            pin.drive_high()
+
+    def shake(self) -> None:
+        self._pulse(self._pins.shaker)
+
+    def light_levels(self) -> tuple[bool, ...]:
+        """The output level of each acceptor light pin (for tests and the status line)."""
+        return tuple(bool(self._factory.pin(n).state) for n in self._pins.acceptor_lights)
+
+    def segment_levels(self) -> tuple[bool, ...]:
+        """The output level of each number-display segment pin a..g."""
+        return tuple(bool(self._factory.pin(n).state) for n in self._pins.display_segments)
+
+
+class PtyFaults:
+    """Injects the planned faults into the pty simulators (``drivers.sim.bench``) at the point
+    of the round where they bite, and lets the scripted supervisor repair the device before
+    clearing the fault, as a technician would. Driven by the director's loop, from the public
+    snapshot only: a shuffler fault for round R is armed while round R-1 is played (Play,
+    Settlement, JackpotPending; or the closed table for round 1), a shoe or line fault in
+    Betting / LockedOut of round R."""
+
+    SHUFFLER_KINDS = ("shuffler-count", "shuffler-silent")
+    SHOE_KINDS = ("shoe-jam", "shoe-silent", "garbage")
+    LATE_STATES = frozenset({"Open_Play", "Open_Settlement", "Open_JackpotPending"})
+    EARLY_STATES = frozenset({"Open_Betting", "Open_LockedOut"})
+
+    def __init__(self, sim: Any, plan: FaultPlan) -> None:
+        self._sim = sim
+        self._plan = plan
+        self.injected: list[str] = []
+
+    def arm(self, state: str, round_id: int) -> None:
+        for kind in self.SHUFFLER_KINDS:
+            if state in self.LATE_STATES:
+                self._inject(self._plan.take(kind, round_id + 1))
+            elif state == "Closed":
+                self._inject(self._plan.take(kind, 1))
+        if state in self.EARLY_STATES:
+            for kind in self.SHOE_KINDS:
+                self._inject(self._plan.take(kind, round_id))
+
+    def _inject(self, fault: Any) -> None:
+        if fault is None:
+            return
+        if fault.kind == "garbage":
+            self._sim.inject("garbage", "shoe")
+        else:
+            self._sim.inject(fault.kind, fault.value)
+        self.injected.append(fault.kind)
+
+    def repair(self) -> list[str]:
+        """End every injected device fault (the table is in Fault); returns what was fixed."""
+        fixed, self.injected = self.injected, []
+        for kind in fixed:
+            self._sim.clear(kind)
+        return fixed
+
+
+class PersistentDeck(_DriverDeck):
+    """The cards in the simulated shoe, kept in a small JSON file beside the journal, so that a
+    restart of the controller (which restarts the in-process simulators) finds the shoe as a real
+    table would: still holding the shuffled deck. Written atomically after every load and take.
+    """
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self._path = path
+        self._mirror: list[int] = []
+        self._mirror_lock = threading.Lock()
+        try:
+            saved = json.loads(path.read_text("utf-8"))
+            cards = [int(c) for c in saved["cards"]]
+            super().load(cards, int(saved["deck_id"]))
+            self._mirror = cards
+        except (OSError, ValueError, KeyError, TypeError):
+            pass  # no saved shoe (first run) or unreadable: an empty shoe
+
+    def load(self, cards: Sequence[int], deck_id: int) -> None:
+        with self._mirror_lock:
+            super().load(cards, deck_id)
+            self._mirror = list(cards)
+            self._save(deck_id)
+
+    def take(self, n: int) -> list[int] | None:
+        with self._mirror_lock:
+            taken = super().take(n)
+            if taken is not None:
+                self._mirror = self._mirror[n:]
+                self._save(self.deck_id)
+            return taken
+
+    def _save(self, deck_id: int) -> None:
+        tmp = self._path.with_name(self._path.name + ".tmp")
+        tmp.write_text(json.dumps({"deck_id": deck_id, "cards": self._mirror}), "utf-8")
+        os.replace(tmp, self._path)
