@@ -53,7 +53,7 @@ def test_minimal_config_takes_documented_defaults() -> None:
     assert config.table.id == "T7"
     assert config.game.table_id == "T7"  # the round and the journal carry the [table] id
     assert config.sas.address == 1
-    assert config.pins.acceptor_sensors == (5, 6, 7, 8, 9, 10)
+    assert config.pins.acceptor_sensors == (16, 17, 22, 23, 24, 25)
     assert str(config.journal_path) == "/var/lib/paigow/journal.db"
 
 

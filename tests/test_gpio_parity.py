@@ -8,10 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 from gpiozero.pins.mock import MockFactory
-from test_gpio_rig import RIGS, Rig
+from test_gpio_rig import RIGS, SEGMENT_WIRING, Rig
 
 from drivers.gpio import interfaces as api
-from drivers.gpio.config import PinConfig
 from drivers.gpio.devices import (
     GpioAcceptors,
     GpioDealerPanel,
@@ -30,7 +29,7 @@ from fsm.round.events import Event
 
 
 def _gpio_devices(factory: MockFactory) -> list[object]:
-    pins = PinConfig()
+    pins = SEGMENT_WIRING
     sink: list[Event] = []
     post = sink.append
     # typed assignments: mypy fails this file if a class stops satisfying its Protocol
@@ -40,6 +39,7 @@ def _gpio_devices(factory: MockFactory) -> list[object]:
     lockout: api.LockoutButton = GpioLockoutButton(2, pin_factory=factory, post=post)
     panel: api.DealerPanel = GpioDealerPanel(3, 4, 11, pin_factory=factory, post=post)
     shaker: api.DiceShaker = GpioDiceShaker(12, None, pin_factory=factory, post=post)
+    assert pins.display_segments is not None
     display: api.NumberDisplay = GpioNumberDisplay(pins.display_segments, None, pin_factory=factory)
     return [acceptors, lockout, panel, shaker, display]
 

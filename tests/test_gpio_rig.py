@@ -18,10 +18,25 @@ from drivers.gpio.table import Table, build_fake_table, build_gpio_table
 from fsm.round.events import Event
 
 # Segment pins a..g of the default wiring, read from docs/wiring.md, not from the code.
+# The rig's wiring: the LEDCharDisplay alternative with no meter sign (no SPI), which may use
+# every header pin but the SAS UART; the default plan (MAX7219 digit and sign on SPI0) is
+# tested in test_gpio_pinplan.py and test_meter_sign.py.
 DEFAULT_SEGMENT_PINS = {"a": 13, "b": 22, "c": 23, "d": 24, "e": 25, "f": 26, "g": 27}
 DEFAULT_LIGHT_PINS = (16, 17, 18, 19, 20, 21)
 DEFAULT_SENSOR_PINS = (5, 6, 7, 8, 9, 10)
 LOCKOUT_PIN, NEXT_PIN, VOID_PIN, KEY_PIN, SHAKER_PIN = 2, 3, 4, 11, 12
+SEGMENT_WIRING = PinConfig(
+    acceptor_sensors=DEFAULT_SENSOR_PINS,
+    acceptor_lights=DEFAULT_LIGHT_PINS,
+    lockout_button=LOCKOUT_PIN,
+    panel_next=NEXT_PIN,
+    panel_void=VOID_PIN,
+    supervisor_key=KEY_PIN,
+    shaker=SHAKER_PIN,
+    display_segments=tuple(DEFAULT_SEGMENT_PINS.values()),
+    number_display="segments",
+    sign_modules=0,
+)
 
 
 class FakeClock:
@@ -60,7 +75,7 @@ class GpioRig:
         self.events: list[Event] = []
         self.clock = FakeClock()
         self.factory = MockFactory()
-        self.pins = pins or PinConfig()
+        self.pins = pins or SEGMENT_WIRING
         self.table = build_gpio_table(self.pins, self.factory, self.events.append, clock=self.clock)
 
     def pin(self, number: int) -> object:

@@ -9,9 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_gpio_rig import SEGMENT_WIRING
 
 from controller.service.devices import InputPort, NoiseMonitor, TableDevices, translate_input
-from drivers.gpio.config import PinConfig
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.font import SEGMENTS
@@ -19,7 +19,7 @@ from drivers.gpio.table import build_gpio_table
 from fsm.round import machine, plan_table
 from fsm.round.events import Event
 
-PINS = PinConfig()
+PINS = SEGMENT_WIRING  # the LEDCharDisplay alternative: the segments are pins here
 
 
 class Recorder:
@@ -46,6 +46,7 @@ def _table() -> tuple[TableDevices, Any, Recorder, Recorder]:
 
 
 def _segments(factory: Any) -> tuple[int, ...]:
+    assert PINS.display_segments is not None
     return tuple(int(factory.pin(n).state) for n in PINS.display_segments)
 
 

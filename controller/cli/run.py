@@ -22,12 +22,13 @@ import os
 import signal
 import sys
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 from typing import Any, TextIO
 
 from controller.config import ConfigError, TableConfig, load_config
+from fsm.round.events import Event
 
 log = logging.getLogger("tablectl.run")
 
@@ -54,14 +55,17 @@ def register(sub: Any) -> None:
 
 @dataclass
 class Readiness:
-    """What the service needs and does not have; ``fatal`` stops it from starting."""
+    """What the service needs and does not have; ``fatal`` stops it from starting; ``info``:
+    what it found (the GPIO chip, its label, the lines in use)."""
 
     fatal: list[str]
     warnings: list[str]
+    info: list[str] = field(default_factory=list)
 
 
-def check_environment(config: TableConfig, pin_mode: str = "pi") -> Readiness:
-    """Look, without opening anything, at what the configured service needs on this machine."""
+def check_environment(config: TableConfig, pin_mode: str = "pi", chips: Any = None) -> Readiness:
+    """Look, without claiming anything, at what the configured service needs on this machine
+    (``chips``: the GPIO chip listing, ``drivers.gpio.factory.list_gpio_chips`` by default)."""
     fatal: list[str] = []
     warnings: list[str] = []
     journal_dir = config.journal_path.parent
@@ -74,16 +78,9 @@ def check_environment(config: TableConfig, pin_mode: str = "pi") -> Readiness:
         fatal.append(f"journal.path: directory {journal_dir} is not writable by this user")
     elif config.journal_path.exists() and not os.access(config.journal_path, os.R_OK | os.W_OK):
         fatal.append(f"journal.path: {config.journal_path} is not readable and writable")
+    info: list[str] = []
     if pin_mode == "pi":
-        try:
-            import lgpio  # noqa: F401
-        except ImportError:
-            fatal.append(
-                "pins: the lgpio library is not installed (pip install '.[pi]' or apt install "
-                "python3-lgpio); the service never falls back to another pin factory"
-            )
-        if not any(Path("/dev").glob("gpiochip*")):
-            fatal.append("pins: no /dev/gpiochip* on this machine (not a Raspberry Pi?)")
+        fatal.extend(_check_gpio(config, info, chips))
     for name, device in config.serial.items():
         if not Path(device.port).exists():
             warnings.append(
@@ -104,7 +101,51 @@ def check_environment(config: TableConfig, pin_mode: str = "pi") -> Readiness:
             )
     if config.web.enabled and not _module_available("controller.web"):
         warnings.append("web: the status page is not part of this build")
-    return Readiness(fatal, warnings)
+    return Readiness(fatal, warnings, info)
+
+
+def _check_gpio(config: TableConfig, info: list[str], chips: Any) -> list[str]:
+    """The GPIO chip the service will open (found by its label, or ``pins.gpio_chip``), the
+    lines it will use, and whether lgpio loads; the problems, each naming its real cause."""
+    from drivers.gpio.factory import PinFactoryError, find_header_chip, list_gpio_chips, load_lgpio
+
+    pins = config.pins
+    problems: list[str] = []
+    listing = list((chips or list_gpio_chips)())
+    try:
+        if pins.gpio_chip is not None:
+            chip = next((c for c in listing if c.number == pins.gpio_chip), None)
+            if chip is None:
+                raise PinFactoryError(f"pins.gpio_chip: /dev/gpiochip{pins.gpio_chip} is missing")
+            info.append(
+                f"gpio chip: /dev/gpiochip{chip.number} (pins.gpio_chip), {chip.describe()}"
+            )
+        else:
+            chip = find_header_chip(listing)
+            info.append(
+                f"gpio chip: /dev/gpiochip{chip.number}, label {chip.label}, {chip.lines} lines"
+            )
+        if chip.error is not None:
+            problems.append(f"pins: /dev/gpiochip{chip.number}: {chip.error}")
+    except PinFactoryError as exc:
+        problems.append(f"pins: {exc}")
+    lines = ", ".join(f"{key.removeprefix('pins.')}={pin}" for key, pin in pins.assignments())
+    info.append(f"gpio lines in use: {lines}")
+    if pins.uses_spi:
+        info.append(
+            f"spi: /dev/spidev0.0 (BCM 8, 9, 10, 11), {pins.spi_chips} MAX7219 chips "
+            f"(digit: {pins.number_display}, sign modules: {pins.sign_modules})"
+        )
+        if not Path("/dev/spidev0.0").exists():
+            problems.append(
+                "pins: /dev/spidev0.0 is missing: SPI0 is off (deploy/install.sh sets "
+                "dtparam=spi=on and dtoverlay=spi0-1cs in config.txt; reboot after it)"
+            )
+    try:
+        load_lgpio()
+    except PinFactoryError as exc:
+        problems.append(f"pins: {exc}")
+    return problems
 
 
 def _module_available(name: str) -> bool:
@@ -140,6 +181,7 @@ def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[
     DESIGN.md says."""
     from controller.service.devices import InputPort, TableDevices
     from controller.service.owner import Owner
+    from drivers.gpio.devices import DebounceTimes
     from drivers.gpio.factory import make_pin_factory
     from drivers.gpio.table import build_gpio_table
     from drivers.serial.shoe import ReferenceShoe
@@ -152,8 +194,10 @@ def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[
         owner_box[0].post(event)
 
     port = InputPort(post)
-    factory = make_pin_factory("mock" if pin_mode == "mock" else "pi")
-    gpio = build_gpio_table(config.pins, factory, port)
+    factory = make_pin_factory("mock" if pin_mode == "mock" else "pi", chip=config.pins.gpio_chip)
+    # claimed now, armed once the owner runs (run() calls gpio.arm() after owner.start())
+    glitch = DebounceTimes(glitch_s=config.pins.glitch_filter_ms / 1000)
+    gpio = build_gpio_table(config.pins, factory, port, debounce=glitch, arm=False)
     shoe = ReferenceShoe.open(config.serial["shoe"].driver, port)
     shuffler = ReferenceShuffler.open(config.serial["shuffler"].driver, port)
     port.watch_lines({"shoe": shoe.link_status, "shuffler": shuffler.link_status})
@@ -188,6 +232,39 @@ def start_console(config: TableConfig, owner: Any, err: TextIO, path: Any = None
     return console
 
 
+class _Watch:
+    """What the main loop watches besides the owner: lgpio's callback thread (dead: every input
+    is dead, so the service exits and systemd restarts it), the meter sign's reader, and the
+    clock's synchronisation (journaled once as ``device_recovered {device: clock}``)."""
+
+    def __init__(self, owner: Any, gpio: Any) -> None:
+        from controller.service.meter_sign import SignReader
+        from controller.service.timesync import clock_synchronised
+
+        self._owner = owner
+        self._synced = clock_synchronised
+        self._clock_ok = clock_synchronised()
+        self.failure: str | None = None
+        self.sign = None if gpio.sign is None else SignReader(owner, gpio.sign)
+        if self.sign is not None:
+            self.sign.start()
+
+    def check(self) -> bool:
+        from drivers.gpio.factory import callback_thread_alive
+
+        if callback_thread_alive() is False:
+            self.failure = "lgpio's callback thread died: no input would be seen"
+            return False
+        if not self._clock_ok and self._synced():
+            self._clock_ok = True
+            self._owner.post(Event("device_recovered", {"device": "clock", "code": "TIME_SYNC"}))
+        return True
+
+    def stop(self) -> None:
+        if self.sign is not None:
+            self.sign.stop()
+
+
 def _log_notice(effect: Any) -> None:
     kind = effect.get("type")
     if kind in ("alert", "rejected", "pay", "hit_pending", "round_voided"):
@@ -208,7 +285,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"run: cannot start: {problem}", file=sys.stderr)
     if args.check:
         print("ok" if not ready.fatal else "not ready", file=out)
-        for line in config.summary():
+        for line in [*config.summary(), *ready.info]:
             print(f"  {line}", file=out)
         return EXIT_UNAVAILABLE if ready.fatal else EXIT_STOPPED
     if ready.fatal:
@@ -231,8 +308,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
             return EXIT_UNAVAILABLE
         for device in serial_devices:
             device.start()
+        gpio.arm()  # inputs only now that the owner runs (an edge before would have no owner)
         for event in gpio.held_switch_events():  # a key already on at power-up posts no edge
             owner.post(event)
+        watch = _Watch(owner, gpio)
         console = start_console(config, owner, sys.stderr)
         print(
             f"table {config.table.id}: running, journal {config.journal_path} "
@@ -244,9 +323,15 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         while not signals.event.wait(1.0):
             if not owner.alive:
                 break
+            if not watch.check():
+                print(f"run: {watch.failure}; exiting so systemd restarts", file=sys.stderr)
+                break
+        watch.stop()
         if console is not None:
             console.stop()
         owner.stop()
+        if watch.failure is not None:
+            return EXIT_OWNER_FAILED
         if owner.exit_error is not None:
             print(f"run: the owner thread failed: {owner.exit_error!r}", file=sys.stderr)
             return EXIT_OWNER_FAILED

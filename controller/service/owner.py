@@ -326,6 +326,12 @@ class Owner:
         finally:
             self._safe_and_close()
 
+    @staticmethod
+    def _clock_synced() -> bool:
+        from controller.service.timesync import clock_synchronised
+
+        return clock_synchronised()
+
     def _power_up(self) -> None:
         from controller.service import selfcheck
 
@@ -351,6 +357,8 @@ class Owner:
             "software_hash": software,
             "storage": {"ok": not problems, "problems": problems},
             "restored_seq": 0 if stored is None else stored.seq,
+            # a Pi has no RTC: false = this and later timestamps predate time sync (timesync.py)
+            "clock_synced": self._clock_synced(),
         }
         self._process(Event("power_up", data))
         if self._storage_fault:

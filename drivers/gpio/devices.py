@@ -9,8 +9,20 @@ the attract chase and the win blink, which a background thread of :class:`GpioAc
 animates.
 
 Wiring (docs/wiring.md): every input is a switch or open-collector sensor to ground with the
-Pi's internal pull-up, so active-low; lights and segments are active-high (a driver transistor
-per output, common-cathode display).
+Pi's internal pull-up, so active-low; lights and segments are active-high by default (a driver
+per output sourcing the lamp) or active-low (``output_polarity``), never driven from the pin.
+
+Guarded handlers: lgpio calls every pin's callback on one thread with no guard, so one exception
+would silently stop every later edge on every pin. Every handler here therefore catches
+everything and posts a ``fault_raised`` (code ``GPIO_INPUT``, the device, the exception) instead;
+the service watches the callback thread itself (``drivers.gpio.factory.callback_thread_alive``).
+Inputs are attached to their pins only by :meth:`arm` (``arm=False`` at construction lets the
+controller build the devices before the owner thread that receives the events exists).
+
+Glitch filter (``DebounceTimes.glitch_s``, the ``glitch_filter_ms`` option): on the lock-out,
+NEXT, VOID and the shaker an activation counts only once the line has stayed active that long
+(``drivers.gpio.filters.StableFilter``, confirmed on a timer thread, never by sleeping in the
+callback); a shorter pulse is dropped. It runs before the quiet-gap debounce below.
 
 Debounce: a press is accepted on its *first* edge, provided the line has had no edge for the
 debounce window before it (a quiet-gap filter, clock injectable so tests need no sleeping).
@@ -27,7 +39,7 @@ thread polling ten times a second, which we never use and which delays ``close()
 
 from __future__ import annotations
 
-import math
+import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -36,9 +48,15 @@ from typing import Any
 
 from gpiozero import DigitalInputDevice, LEDBoard, LEDCharDisplay
 
+from drivers.gpio.filters import QuietGapFilter, StableFilter, Timers
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.interfaces import GLYPHS, OFF, Clock, Glyph, LightState, Post
 from fsm.round.events import Event
+
+log = logging.getLogger(__name__)
+
+#: The fault code a failing input handler posts.
+INPUT_FAULT = "GPIO_INPUT"
 
 #: Kernel glitch filter on the chip sensors, seconds (gpiozero ``bounce_time``).
 CHIP_GLITCH_FILTER_S = 0.005
@@ -57,30 +75,8 @@ class DebounceTimes:
     button_s: float = 0.03
     chip_s: float = 0.03
     shaker_s: float = 0.08
-
-
-class QuietGapFilter:
-    """Accepts an activation only if the line has been quiet (no edge at all) for ``window``
-    seconds before it. Bounce on press and on release both fall inside the window."""
-
-    def __init__(self, window: float, clock: Clock) -> None:
-        self._window = window
-        self._clock = clock
-        self._last_edge = -math.inf
-        self._lock = threading.Lock()
-
-    def activation(self) -> bool:
-        """Record an activating edge; True if it starts a new press."""
-        with self._lock:
-            now = self._clock()
-            accepted = now - self._last_edge >= self._window
-            self._last_edge = now
-            return accepted
-
-    def deactivation(self) -> None:
-        """Record a releasing edge (it restarts the quiet gap)."""
-        with self._lock:
-            self._last_edge = self._clock()
+    #: stable-for-N glitch filter of the lock-out, NEXT, VOID and shaker, seconds (0: off).
+    glitch_s: float = 0.0
 
 
 def frame_levels(states: Sequence[LightState], step: int) -> tuple[bool, ...]:
@@ -102,12 +98,68 @@ def frame_levels(states: Sequence[LightState], step: int) -> tuple[bool, ...]:
     return tuple(levels)
 
 
-def _on_edge(post_if: Callable[[], None]) -> Callable[[], None]:
-    # a plain closure with no parameters, so gpiozero calls it without arguments
+def guarded(device: str, post: Post, fn: Callable[[], None]) -> Callable[[], None]:
+    """``fn`` as a pin handler that never raises into the callback thread: any exception is
+    logged and posted as ``fault_raised {code: GPIO_INPUT, device, detail}`` (and a post that
+    fails in turn is only logged). A plain closure with no parameters, so gpiozero calls it
+    without arguments."""
+
     def handler() -> None:
-        post_if()
+        try:
+            fn()
+        except BaseException as exc:  # one raise here would stop every pin's callbacks
+            log.exception("GPIO input handler of %s failed", device)
+            detail = f"input handler failed: {type(exc).__name__}: {exc}"[:200]
+            try:
+                post(
+                    Event("fault_raised", {"code": INPUT_FAULT, "device": device, "detail": detail})
+                )
+            except BaseException:
+                log.exception("posting the fault of %s failed", device)
 
     return handler
+
+
+class _FilteredInput:
+    """One momentary input: the glitch filter, then the quiet-gap debounce, then ``on_press``;
+    handlers guarded, attached to the pin by :meth:`arm`."""
+
+    def __init__(
+        self,
+        device: Any,
+        name: str,
+        post: Post,
+        on_press: Callable[[], None],
+        *,
+        gap_s: float,
+        glitch_s: float,
+        clock: Clock,
+        timers: Timers | None,
+    ) -> None:
+        self.device = device
+        self._gap = QuietGapFilter(gap_s, clock)
+        self._on_press = on_press
+        self.stable = StableFilter(
+            glitch_s,
+            clock,
+            timers,
+            lambda: bool(device.is_active),
+            guarded(name, post, self._gap_in),
+        )
+        self._activated = guarded(name, post, self.stable.activation)
+        self._deactivated = guarded(name, post, self._released)
+
+    def _gap_in(self) -> None:
+        if self._gap.activation():
+            self._on_press()
+
+    def _released(self) -> None:
+        if self.stable.deactivation():
+            self._gap.deactivation()
+
+    def arm(self) -> None:
+        self.device.when_activated = self._activated
+        self.device.when_deactivated = self._deactivated
 
 
 class GpioAcceptors:
@@ -122,10 +174,13 @@ class GpioAcceptors:
         post: Post,
         clock: Clock = time.monotonic,
         debounce: DebounceTimes | None = None,
+        active_high: bool = True,
+        arm: bool = True,
     ) -> None:
         window = (debounce or DebounceTimes()).chip_s
         self._post = post
         self._sensors: list[Any] = []
+        self._handlers: list[tuple[Any, Callable[[], None], Callable[[], None]]] = []
         self._board: Any = None
         self._states: tuple[LightState, ...] = (OFF,) * len(light_pins)
         self._step = 0
@@ -140,14 +195,30 @@ class GpioAcceptors:
                 )
                 self._sensors.append(sensor)
                 gap = QuietGapFilter(window, clock)
-                sensor.when_activated = _on_edge(self._chip_handler(gap, index + 1))
-                sensor.when_deactivated = _on_edge(gap.deactivation)
-            self._board = LEDBoard(*light_pins, initial_value=False, pin_factory=pin_factory)
+                name = f"acceptor{index + 1}"
+                self._handlers.append(
+                    (
+                        sensor,
+                        guarded(name, post, self._chip_handler(gap, index + 1)),
+                        guarded(name, post, gap.deactivation),
+                    )
+                )
+            self._board = LEDBoard(
+                *light_pins, active_high=active_high, initial_value=False, pin_factory=pin_factory
+            )
         except BaseException:
             self.close()
             raise
         self._thread = threading.Thread(target=self._animate, name="acceptor-lights", daemon=True)
         self._thread.start()
+        if arm:
+            self.arm()
+
+    def arm(self) -> None:
+        """Attach the chip handlers to the sensor pins (edges before this are not seen)."""
+        for sensor, on_chip, on_release in self._handlers:
+            sensor.when_activated = on_chip
+            sensor.when_deactivated = on_release
 
     def _chip_handler(self, gap: QuietGapFilter, position: int) -> Callable[[], None]:
         def on_chip() -> None:
@@ -218,18 +289,33 @@ class GpioLockoutButton:
         post: Post,
         clock: Clock = time.monotonic,
         debounce: DebounceTimes | None = None,
+        timers: Timers | None = None,
+        arm: bool = True,
     ) -> None:
-        gap = QuietGapFilter((debounce or DebounceTimes()).button_s, clock)
+        times = debounce or DebounceTimes()
         self._button = DigitalInputDevice(
             pin, pull_up=True, bounce_time=None, pin_factory=pin_factory
         )
+        self._input = _FilteredInput(
+            self._button,
+            "lockout",
+            post,
+            lambda: post(Event("lockout_pressed")),
+            gap_s=times.button_s,
+            glitch_s=times.glitch_s,
+            clock=clock,
+            timers=timers,
+        )
+        if arm:
+            self.arm()
 
-        def on_press() -> None:
-            if gap.activation():
-                post(Event("lockout_pressed"))
+    def arm(self) -> None:
+        self._input.arm()
 
-        self._button.when_activated = on_press
-        self._button.when_deactivated = _on_edge(gap.deactivation)
+    @property
+    def glitches(self) -> int:
+        """Activations dropped by the glitch filter."""
+        return self._input.stable.dropped
 
     @property
     def is_pressed(self) -> bool:
@@ -252,18 +338,30 @@ class GpioDealerPanel:
         post: Post,
         clock: Clock = time.monotonic,
         debounce: DebounceTimes | None = None,
+        timers: Timers | None = None,
+        arm: bool = True,
     ) -> None:
-        window = (debounce or DebounceTimes()).button_s
+        times = debounce or DebounceTimes()
         self._devices: list[Any] = []
+        self._inputs: list[_FilteredInput] = []
         try:
             for pin, name in ((next_pin, "panel_next"), (void_pin, "panel_void")):
                 button = DigitalInputDevice(
                     pin, pull_up=True, bounce_time=None, pin_factory=pin_factory
                 )
                 self._devices.append(button)
-                gap = QuietGapFilter(window, clock)
-                button.when_activated = self._momentary(gap, name, post)
-                button.when_deactivated = _on_edge(gap.deactivation)
+                self._inputs.append(
+                    _FilteredInput(
+                        button,
+                        name,
+                        post,
+                        self._momentary(name, post),
+                        gap_s=times.button_s,
+                        glitch_s=times.glitch_s,
+                        clock=clock,
+                        timers=timers,
+                    )
+                )
             self._key = DigitalInputDevice(
                 key_pin, pull_up=True, bounce_time=HELD_SWITCH_FILTER_S, pin_factory=pin_factory
             )
@@ -272,14 +370,25 @@ class GpioDealerPanel:
             self.close()
             raise
         # a held switch: every change of level is posted (gpiozero fires only on a change)
-        self._key.when_activated = lambda: post(Event("supervisor_key", {"on": True}))
-        self._key.when_deactivated = lambda: post(Event("supervisor_key", {"on": False}))
+        self._key_on = guarded(
+            "supervisor_key", post, lambda: post(Event("supervisor_key", {"on": True}))
+        )
+        self._key_off = guarded(
+            "supervisor_key", post, lambda: post(Event("supervisor_key", {"on": False}))
+        )
+        if arm:
+            self.arm()
+
+    def arm(self) -> None:
+        for item in self._inputs:
+            item.arm()
+        self._key.when_activated = self._key_on
+        self._key.when_deactivated = self._key_off
 
     @staticmethod
-    def _momentary(gap: QuietGapFilter, name: str, post: Post) -> Callable[[], None]:
+    def _momentary(name: str, post: Post) -> Callable[[], None]:
         def on_press() -> None:
-            if gap.activation():
-                post(Event(name))
+            post(Event(name))
 
         return on_press
 
@@ -305,8 +414,10 @@ class GpioDiceShaker:
         post: Post,
         clock: Clock = time.monotonic,
         debounce: DebounceTimes | None = None,
+        timers: Timers | None = None,
+        arm: bool = True,
     ) -> None:
-        gap = QuietGapFilter((debounce or DebounceTimes()).shaker_s, clock)
+        times = debounce or DebounceTimes()
         self._count = 0
         self._lock = threading.Lock()
         self._lid: Any = None
@@ -315,14 +426,21 @@ class GpioDiceShaker:
         )
 
         def on_shake() -> None:
-            if gap.activation():
-                with self._lock:
-                    self._count += 1
-                    count = self._count
-                post(Event("shake_detected", {"count": count}))
+            with self._lock:
+                self._count += 1
+                count = self._count
+            post(Event("shake_detected", {"count": count}))
 
-        self._sensor.when_activated = on_shake
-        self._sensor.when_deactivated = _on_edge(gap.deactivation)
+        self._input = _FilteredInput(
+            self._sensor,
+            "shaker",
+            post,
+            on_shake,
+            gap_s=times.shaker_s,
+            glitch_s=times.glitch_s,
+            clock=clock,
+            timers=timers,
+        )
         if lid_pin is not None:
             try:
                 self._lid = DigitalInputDevice(
@@ -334,8 +452,20 @@ class GpioDiceShaker:
             except BaseException:
                 self._sensor.close()
                 raise
-            self._lid.when_deactivated = lambda: post(Event("shaker_lid", {"lifted": True}))
-            self._lid.when_activated = lambda: post(Event("shaker_lid", {"lifted": False}))
+        self._lid_lifted = guarded(
+            "shaker_lid", post, lambda: post(Event("shaker_lid", {"lifted": True}))
+        )
+        self._lid_on = guarded(
+            "shaker_lid", post, lambda: post(Event("shaker_lid", {"lifted": False}))
+        )
+        if arm:
+            self.arm()
+
+    def arm(self) -> None:
+        self._input.arm()
+        if self._lid is not None:
+            self._lid.when_deactivated = self._lid_lifted
+            self._lid.when_activated = self._lid_on
 
     @property
     def count(self) -> int:
@@ -358,15 +488,23 @@ class GpioDiceShaker:
 
 class GpioNumberDisplay:
     """The single 7-segment digit on ``LEDCharDisplay`` with the font of ``drivers.gpio.font``
-    (common cathode: segments active-high; the decimal point, if wired, stays dark)."""
+    (segments active-high by default, i.e. a common-cathode digit behind source drivers; the
+    decimal point, if wired, stays dark)."""
 
-    def __init__(self, segment_pins: Sequence[int], dp_pin: int | None, *, pin_factory: Any):
+    def __init__(
+        self,
+        segment_pins: Sequence[int],
+        dp_pin: int | None,
+        *,
+        pin_factory: Any,
+        active_high: bool = True,
+    ):
         self._glyph: Glyph = "blank"
         self._display = LEDCharDisplay(
             *segment_pins,
             dp=dp_pin,
             font=dict(SEGMENTS),
-            active_high=True,
+            active_high=active_high,
             initial_value="blank",
             pin_factory=pin_factory,
         )

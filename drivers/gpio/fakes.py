@@ -12,10 +12,20 @@ from collections.abc import Sequence
 
 from drivers.gpio.config import ACCEPTOR_COUNT
 from drivers.gpio.interfaces import GLYPHS, OFF, Glyph, LightState, Post
+from drivers.gpio.sign import DIGITS_PER_MODULE, cells, draw
 from fsm.round.events import Event
 
 
-class FakeAcceptors:
+class _Armed:
+    """Fakes post only when a test drives them, so arming them changes nothing."""
+
+    armed = True
+
+    def arm(self) -> None:
+        self.armed = True
+
+
+class FakeAcceptors(_Armed):
     def __init__(self, post: Post, count: int = ACCEPTOR_COUNT) -> None:
         self._post = post
         self._count = count
@@ -41,7 +51,7 @@ class FakeAcceptors:
         self.closed = True
 
 
-class FakeLockoutButton:
+class FakeLockoutButton(_Armed):
     def __init__(self, post: Post) -> None:
         self._post = post
         self.closed = False
@@ -57,7 +67,7 @@ class FakeLockoutButton:
         self.closed = True
 
 
-class FakeDealerPanel:
+class FakeDealerPanel(_Armed):
     def __init__(self, post: Post) -> None:
         self._post = post
         self._key = False
@@ -83,7 +93,7 @@ class FakeDealerPanel:
         self.closed = True
 
 
-class FakeDiceShaker:
+class FakeDiceShaker(_Armed):
     def __init__(self, post: Post, lid_fitted: bool = False) -> None:
         self._post = post
         self._count = 0
@@ -129,6 +139,39 @@ class FakeNumberDisplay:
         if glyph not in GLYPHS:
             raise ValueError(f"display glyph {glyph!r}: expected one of {', '.join(GLYPHS)}")
         self._glyph = glyph
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class FakeMeterSign:
+    """The meter sign of the simulated table and the tests: remembers the texts (the page draws
+    them, ``drawing`` gives the seven-segment picture) and how many updates it was sent."""
+
+    def __init__(self, modules: int = 1) -> None:
+        self._modules = modules
+        self._texts: tuple[str, ...] = (" " * DIGITS_PER_MODULE,) * modules
+        self.updates = 0
+        self.closed = False
+
+    @property
+    def modules(self) -> int:
+        return self._modules
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        return self._texts
+
+    def show(self, texts: Sequence[str]) -> None:
+        if len(texts) != self._modules:
+            raise ValueError(f"meter sign: {len(texts)} texts for {self._modules} modules")
+        for text in texts:
+            cells(text)
+        self._texts = tuple(texts)
+        self.updates += 1
+
+    def drawing(self) -> list[str]:
+        return [draw(cells(t)) for t in self._texts]
 
     def close(self) -> None:
         self.closed = True

@@ -1,6 +1,7 @@
 """The small interfaces of the table's GPIO devices, and the vocabulary of their outputs.
 
-Each device (acceptors, lock-out button, dealer panel, dice shaker, number display) is a
+Each device (acceptors, lock-out button, dealer panel, dice shaker, number display, progressive
+meter sign) is a
 ``typing.Protocol`` implemented twice: on gpiozero (``drivers.gpio.devices``) and as a plain
 in-memory fake (``drivers.gpio.fakes``). Inputs never return game decisions: they post events
 (names below) through the ``post`` callable they were built with; outputs only show what the owner
@@ -59,6 +60,10 @@ class Acceptors(Protocol):
         """Show six light states at once (validated by the caller, ``Table.apply``)."""
         ...
 
+    def arm(self) -> None:
+        """Attach the input handlers to the pins (edges before this are not seen)."""
+        ...
+
     def close(self) -> None: ...
 
 
@@ -69,6 +74,8 @@ class LockoutButton(Protocol):
     @property
     def is_pressed(self) -> bool: ...
 
+    def arm(self) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -78,6 +85,8 @@ class DealerPanel(Protocol):
 
     @property
     def supervisor_key_on(self) -> bool: ...
+
+    def arm(self) -> None: ...
 
     def close(self) -> None: ...
 
@@ -99,6 +108,8 @@ class DiceShaker(Protocol):
 
     def reset(self) -> None: ...
 
+    def arm(self) -> None: ...
+
     def close(self) -> None: ...
 
 
@@ -110,5 +121,27 @@ class NumberDisplay(Protocol):
     def glyph(self) -> Glyph: ...
 
     def show(self, glyph: Glyph) -> None: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class MeterSign(Protocol):
+    """The progressive meter sign (NY 5324.41(a)(4), 5324.2(l); PA 605a.7(1)): ``modules``
+    8-digit modules, each showing one text of ``drivers.gpio.sign`` (a level's amount, or "WIN"
+    and the areas). Driven from the owner's published snapshot by the controller's sign reader,
+    never from the round machine."""
+
+    @property
+    def modules(self) -> int: ...
+
+    @property
+    def texts(self) -> tuple[str, ...]:
+        """What each module was last told to show."""
+        ...
+
+    def show(self, texts: Sequence[str]) -> None:
+        """One text per module; ValueError (nothing shown) for a text the sign cannot draw."""
+        ...
 
     def close(self) -> None: ...

@@ -1,9 +1,12 @@
 """The table's GPIO devices as one unit: applies output effects, goes to the safe state, closes.
 
 Responsible for checking each GPIO effect (``lights``, ``display``, ``shaker_reset``) and handing
-it to the device, and for building the whole set either on gpiozero (``build_gpio_table``) or as
-fakes (``build_fake_table``). The owner thread calls :meth:`Table.apply` only after the journal
-commit. Must never post events itself, decide a game rule, or import from ``controller``.
+it to the device, and for building the whole set either on gpiozero (``build_gpio_table``: the
+MAX7219 chain on SPI0 for the 1-7 digit and the meter sign when configured, the glitch filter's
+timer thread) or as fakes (``build_fake_table``). The inputs are attached to their pins by
+:meth:`Table.arm`, which the controller calls once the owner thread runs. The owner thread
+calls :meth:`Table.apply` only after the journal commit. Must never post events itself, decide
+a game rule, or import from ``controller``.
 """
 
 from __future__ import annotations
@@ -27,8 +30,10 @@ from drivers.gpio.fakes import (
     FakeDealerPanel,
     FakeDiceShaker,
     FakeLockoutButton,
+    FakeMeterSign,
     FakeNumberDisplay,
 )
+from drivers.gpio.filters import Timers, TimerThread
 from drivers.gpio.interfaces import (
     GLYPHS,
     LIGHT_STATES,
@@ -40,8 +45,15 @@ from drivers.gpio.interfaces import (
     Glyph,
     LightState,
     LockoutButton,
+    MeterSign,
     NumberDisplay,
     Post,
+)
+from drivers.gpio.max7219 import (
+    Max7219Chain,
+    Max7219MeterSign,
+    Max7219NumberDisplay,
+    open_spi,
 )
 from fsm.round.events import Event
 
@@ -50,7 +62,9 @@ SAFE_GLYPH: Glyph = "blank"
 
 
 class Table:
-    """The five GPIO devices of one table, behind their Protocols."""
+    """The GPIO devices of one table, behind their Protocols (``sign``: the progressive meter
+    sign, None when not fitted; ``extras``: what is closed after the devices, e.g. the SPI
+    chain and the filter timers)."""
 
     def __init__(
         self,
@@ -59,13 +73,24 @@ class Table:
         panel: DealerPanel,
         shaker: DiceShaker,
         display: NumberDisplay,
+        sign: MeterSign | None = None,
+        extras: tuple[Any, ...] = (),
     ) -> None:
         self.acceptors = acceptors
         self.lockout = lockout
         self.panel = panel
         self.shaker = shaker
         self.display = display
+        self.sign = sign
+        self._extras = extras
         self._closed = False
+
+    def arm(self) -> None:
+        """Attach every input's handlers to its pin: call once the owner thread that receives
+        the events runs (an edge before this is not seen; `held_switch_events` then gives the
+        held switches' positions)."""
+        for device in (self.acceptors, self.lockout, self.panel, self.shaker):
+            device.arm()
 
     def apply(self, effect: Mapping[str, Any]) -> bool:
         """Apply one effect; True if it was a GPIO effect, False if it is not ours.
@@ -123,7 +148,10 @@ class Table:
             return
         self._closed = True
         errors: list[BaseException] = []
-        for device in (self.acceptors, self.lockout, self.panel, self.shaker, self.display):
+        devices: list[Any] = [self.acceptors, self.lockout, self.panel, self.shaker, self.display]
+        if self.sign is not None:
+            devices.append(self.sign)
+        for device in [*devices, *self._extras]:
             try:
                 device.close()
             except Exception as exc:  # close the others all the same
@@ -166,28 +194,71 @@ def build_gpio_table(
     *,
     clock: Clock = time.monotonic,
     debounce: DebounceTimes | None = None,
+    timers: Timers | None = None,
+    arm: bool = True,
 ) -> Table:
     """Build every device on gpiozero with the given factory (see ``make_pin_factory``).
-    The wiring is checked first (ValueError naming the key)."""
+    The wiring is checked first (ValueError naming the key). With ``arm=False`` the inputs are
+    claimed but see no edge until :meth:`Table.arm`. A glitch filter (``debounce.glitch_s``)
+    runs on ``timers`` (default: a :class:`TimerThread` on ``clock``, closed with the table)."""
     pins.validate()
     opened: list[Any] = []
-    common: dict[str, Any] = {"pin_factory": pin_factory, "post": post, "clock": clock}
-    common["debounce"] = debounce
+    times = debounce or DebounceTimes()
+    if timers is None and times.glitch_s > 0:
+        timers = TimerThread(clock)
+        opened.append(timers)
+    extras: list[Any] = list(opened)
+    common: dict[str, Any] = {
+        "pin_factory": pin_factory,
+        "post": post,
+        "clock": clock,
+        "debounce": times,
+        "arm": False,
+    }
+    filtered = {**common, "timers": timers}
     try:
-        acceptors = GpioAcceptors(pins.acceptor_sensors, pins.acceptor_lights, **common)
+        acceptors = GpioAcceptors(
+            pins.acceptor_sensors, pins.acceptor_lights, active_high=pins.active_high, **common
+        )
         opened.append(acceptors)
-        lockout = GpioLockoutButton(pins.lockout_button, **common)
+        lockout = GpioLockoutButton(pins.lockout_button, **filtered)
         opened.append(lockout)
-        panel = GpioDealerPanel(pins.panel_next, pins.panel_void, pins.supervisor_key, **common)
+        panel = GpioDealerPanel(pins.panel_next, pins.panel_void, pins.supervisor_key, **filtered)
         opened.append(panel)
-        shaker = GpioDiceShaker(pins.shaker, pins.shaker_lid, **common)
+        shaker = GpioDiceShaker(pins.shaker, pins.shaker_lid, **filtered)
         opened.append(shaker)
-        display = GpioNumberDisplay(pins.display_segments, pins.display_dp, pin_factory=pin_factory)
+        display: NumberDisplay
+        sign: MeterSign | None = None
+        if pins.uses_spi:
+            chain = Max7219Chain(
+                open_spi(pin_factory), pins.spi_chips, intensity=pins.sign_intensity
+            )
+            opened.append(chain)
+            extras.insert(0, chain)
+            first = 0
+            if pins.number_display == "max7219":
+                display = Max7219NumberDisplay(chain, chip=0)
+                first = 1
+            if pins.sign_modules:
+                sign = Max7219MeterSign(chain, pins.sign_modules, first_chip=first)
+            chain.configure()
+            chain.blank()
+        if pins.number_display == "segments":
+            assert pins.display_segments is not None  # validate() checked it
+            display = GpioNumberDisplay(
+                pins.display_segments,
+                pins.display_dp,
+                pin_factory=pin_factory,
+                active_high=pins.active_high,
+            )
     except BaseException:
         for device in reversed(opened):
             device.close()
         raise
-    return Table(acceptors, lockout, panel, shaker, display)
+    table = Table(acceptors, lockout, panel, shaker, display, sign, tuple(extras))
+    if arm:
+        table.arm()
+    return table
 
 
 @dataclass(frozen=True)
@@ -200,13 +271,15 @@ class FakeTable:
     panel: FakeDealerPanel
     shaker: FakeDiceShaker
     display: FakeNumberDisplay
+    sign: FakeMeterSign | None = None
 
 
-def build_fake_table(post: Post, *, lid_fitted: bool = False) -> FakeTable:
+def build_fake_table(post: Post, *, lid_fitted: bool = False, sign_modules: int = 1) -> FakeTable:
     acceptors = FakeAcceptors(post)
     lockout = FakeLockoutButton(post)
     panel = FakeDealerPanel(post)
     shaker = FakeDiceShaker(post, lid_fitted=lid_fitted)
     display = FakeNumberDisplay()
-    table = Table(acceptors, lockout, panel, shaker, display)
-    return FakeTable(table, acceptors, lockout, panel, shaker, display)
+    sign = FakeMeterSign(sign_modules) if sign_modules else None
+    table = Table(acceptors, lockout, panel, shaker, display, sign)
+    return FakeTable(table, acceptors, lockout, panel, shaker, display, sign)

@@ -55,7 +55,7 @@ EVENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "panel_void": ((), ()),
     "console_refused": (("supervisor", "request", "reason"), ("unjournaled",)),
     "shaker_lid": (("lifted",), ()),
-    "power_up": ((), ("software_hash", "storage", "restored_seq")),
+    "power_up": ((), ("software_hash", "storage", "restored_seq", "clock_synced")),
     "supervisor_key": (("on",), ()),
     "device_recovered": (("device",), ("code",)),
 }
