@@ -9,7 +9,7 @@ Must never see, and so never show, a level's hidden (reserve) or overflow amount
 
 Text: one string per 8-digit module, one character per digit except ``W`` (two digits: a
 seven-segment digit cannot draw a W) and ``.`` (the decimal point of the digit before it).
-Amounts are dollars and cents, right-aligned (``" 1000.00"``); from $1,000,000 whole dollars
+Amounts are dollars and cents, right-aligned (``"  1000.00"``: eight digits); from $1,000,000 whole dollars
 (``"1234567"``); beyond eight digits of dollars, dashes. A level with a hit pending or being paid
 shows ``"WIN"`` and the areas (``"WIN   3"``; two hits on one level: ``"WIN  3.5"``).
 
@@ -20,7 +20,7 @@ The font, drawn three rows high as :func:`draw` draws it (tests compare these dr
     |_|   | |_   _|   |  _| |_|   | |_|  _|         |_|  _| |   | |    .
      0   1   2   3   4   5   6   7   8   9 blank -      W     I   N  dp
 
-``"WIN   3"`` (a hit pending on area 3) and ``" 1000.00"`` ($1,000.00)::
+``"WIN   3"`` (a hit pending on area 3) and ``"  1000.00"`` ($1,000.00)::
 
                                  _
     | |   | |    _               _|
