@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
@@ -314,3 +315,32 @@ def test_a_frame_carries_one_word_per_chip() -> None:
     assert sent == [[0x00, 0x00, 0x00, 0x00, INTENSITY, 9]]
     with pytest.raises(ValueError, match="intensity 16"):
         Max7219Chain(Bus(), 1, intensity=16)
+
+
+# --- the simulated table's sign ------------------------------------------------------------------
+
+
+def test_the_simulated_table_shows_its_meter_on_the_simulated_chain(tmp_path: Path) -> None:
+    """On the simulated table the chain is a SimulatedChain (the page reads its glass); after a
+    played round the sign shows the level's displayed amount, read from the published
+    snapshot, and the 1-7 digit is on chip 0."""
+    from controller.sim.simulate import build_service, load_sim_config, play
+
+    service = build_service(load_sim_config(None), tmp_path / "sim.db", 4)
+    service.owner.start()
+    try:
+        assert play(service, 1, threading.Event(), None) == 0
+        service.owner.wait_idle(10)
+        gpio = service.devices.gpio
+        cents = service.owner.public.meters["progressive"]["display_cents"]
+        expected = (amount_text(cents),)
+        for _ in range(500):
+            if gpio.sign.texts == expected:
+                break
+            threading.Event().wait(0.01)
+        assert gpio.sign.texts == expected
+        chain = service.pins._chain
+        assert draw(chain.digits(1)) == draw(cells(expected[0]))
+    finally:
+        service.owner.stop()
+        service.close()

@@ -28,6 +28,7 @@ from typing import Any, Protocol, TextIO
 
 from controller.config import SIMULATED_TABLE, TableConfig, load_config
 from controller.service.devices import InputPort, TableDevices
+from controller.service.meter_sign import SignReader
 from controller.service.owner import Owner, PublicSnapshot, utc_now_ms
 from controller.service.rng import SeededDraw
 from controller.sim.actors import WAITING_STATES, Director
@@ -39,6 +40,7 @@ from controller.sim.table import (
 )
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
+from drivers.gpio.max7219 import SimulatedChain
 from drivers.gpio.table import build_gpio_table
 from fsm.round.machine import RoundMachine
 
@@ -64,9 +66,13 @@ class Service:
     plan: FaultPlan
     faults: PtyFaults
     sim: Any = None  # the pty simulators; None once closed
+    sign: SignReader | None = None  # the meter sign's reader (controller.service.meter_sign)
 
     def close(self) -> None:
         """Stop the pty simulators (after the owner stopped and closed the adapters)."""
+        if self.sign is not None:
+            self.sign.stop()
+            self.sign = None
         if self.sim is not None:
             self.sim.stop()
             self.sim = None
@@ -128,7 +134,9 @@ def build_service(
     sim, shoe, shuffler = _pty_devices(config, seed_int(seed), port, deck_path)
     faults = PtyFaults(sim, plan)
     try:
-        gpio = build_gpio_table(config.pins, factory, port, debounce=NO_BOUNCE)
+        # the MAX7219 chain (1-7 digit, meter sign) as a simulated chip chain the page can read
+        chain = SimulatedChain(config.pins.spi_chips) if config.pins.uses_spi else None
+        gpio = build_gpio_table(config.pins, factory, port, debounce=NO_BOUNCE, spi=chain)
     except BaseException:
         sim.stop()
         raise
@@ -147,11 +155,14 @@ def build_service(
         table_id=config.table.id,
     )
     owner_box.append(owner)
-    pins = MockPins(factory, config.pins)
+    pins = MockPins(factory, config.pins, chain)
+    sign = None if gpio.sign is None else SignReader(owner, gpio.sign)
+    if sign is not None:
+        sign.start()  # shows the meters from the owner's first publication on
     director = Director(port, pins, seed, game.table.line_names)
     shoe.start()
     shuffler.start()
-    return Service(config, owner, table, pins, director, plan, faults, sim)
+    return Service(config, owner, table, pins, director, plan, faults, sim, sign)
 
 
 # ``make run``: a demonstration / training pace: a pause after each scripted action.

@@ -30,9 +30,10 @@ class MockPins:
     """Drives the input pins of the GPIO drivers built on ``factory`` (a MockFactory): every
     input is active-low with a pull-up, so an activation is drive_low then drive_high."""
 
-    def __init__(self, factory: Any, pins: PinConfig) -> None:
+    def __init__(self, factory: Any, pins: PinConfig, chain: Any = None) -> None:
         self._factory = factory
         self._pins = pins
+        self._chain = chain  # drivers.gpio.max7219.SimulatedChain when the digit is on SPI
 
     def _pulse(self, number: int) -> None:
         pin = self._factory.pin(number)
@@ -70,7 +71,10 @@ class MockPins:
         return tuple(bool(self._factory.pin(n).state) for n in self._pins.acceptor_lights)
 
     def segment_levels(self) -> tuple[bool, ...]:
-        """The output level of each number-display segment pin a..g."""
+        """The level of each number-display segment a..g: the pins of ``number_display =
+        "segments"``, or DIG0 of chip 0 of the simulated MAX7219 chain."""
+        if self._pins.display_segments is None:
+            return tuple(bool(s) for s in self._chain.digits(0)[-1].segments)
         return tuple(bool(self._factory.pin(n).state) for n in self._pins.display_segments)
 
 

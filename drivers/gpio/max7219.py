@@ -232,3 +232,40 @@ class Max7219NumberDisplay:
 
     def close(self) -> None:
         pass
+
+
+class SimulatedChain:
+    """A MAX7219 chain in memory, as the simulated table's SPI bus: decodes each frame into
+    the registers of ``chips`` chips, so the simulation and the page read what the glass would
+    show (:meth:`digits`) without bit-banging mock pins. Simulation and tests only."""
+
+    def __init__(self, chips: int) -> None:
+        self.chips = chips
+        self.registers: list[dict[int, int]] = [{} for _ in range(chips)]
+        self._lock = threading.Lock()
+        self.closed = False
+
+    def transfer(self, data: list[int]) -> list[int]:
+        if len(data) != 2 * self.chips:
+            raise ValueError(f"MAX7219 frame of {len(data)} bytes for {self.chips} chips")
+        with self._lock:
+            words = [(data[i] & 0x0F, data[i + 1]) for i in range(0, len(data), 2)]
+            for chip, (register, value) in enumerate(reversed(words)):
+                if register != NOOP:
+                    self.registers[chip][register] = value
+        return [0] * len(data)
+
+    def digits(self, chip: int) -> tuple[Cell, ...]:
+        """The chip's eight digits, leftmost (DIG7) first; all dark while shut down."""
+        with self._lock:
+            regs = dict(self.registers[chip])
+        lit = regs.get(SHUTDOWN, 0) == 1
+        out = []
+        for register in range(DIGIT0 + DIGITS_PER_MODULE - 1, DIGIT0 - 1, -1):
+            byte = regs.get(register, 0) if lit else 0
+            segments = tuple(int(bool(byte & bit)) for bit in SEGMENT_BITS)
+            out.append(Cell(segments, bool(byte & DP_BIT)))  # type: ignore[arg-type]
+        return tuple(out)
+
+    def close(self) -> None:
+        self.closed = True

@@ -9,9 +9,10 @@ Must never see, and so never show, a level's hidden (reserve) or overflow amount
 
 Text: one string per 8-digit module, one character per digit except ``W`` (two digits: a
 seven-segment digit cannot draw a W) and ``.`` (the decimal point of the digit before it).
-Amounts are dollars and cents, right-aligned (``"  1000.00"``: eight digits); from $1,000,000 whole dollars
-(``"1234567"``); beyond eight digits of dollars, dashes. A level with a hit pending or being paid
-shows ``"WIN"`` and the areas (``"WIN   3"``; two hits on one level: ``"WIN  3.5"``).
+Amounts are dollars and cents, right-aligned (``"  1000.00"``: eight digits); from $1,000,000
+whole dollars (``" 1234567"``); beyond eight digits of dollars, dashes. A level with a hit
+pending or being paid shows ``"WIN"`` and the areas (``"WIN   3"``; two hits on one level:
+``"WIN  3.5"``).
 
 The font, drawn three rows high as :func:`draw` draws it (tests compare these drawings)::
 

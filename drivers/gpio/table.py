@@ -53,6 +53,7 @@ from drivers.gpio.max7219 import (
     Max7219Chain,
     Max7219MeterSign,
     Max7219NumberDisplay,
+    SpiBus,
     open_spi,
 )
 from fsm.round.events import Event
@@ -196,11 +197,14 @@ def build_gpio_table(
     debounce: DebounceTimes | None = None,
     timers: Timers | None = None,
     arm: bool = True,
+    spi: SpiBus | None = None,
 ) -> Table:
     """Build every device on gpiozero with the given factory (see ``make_pin_factory``).
     The wiring is checked first (ValueError naming the key). With ``arm=False`` the inputs are
     claimed but see no edge until :meth:`Table.arm`. A glitch filter (``debounce.glitch_s``)
-    runs on ``timers`` (default: a :class:`TimerThread` on ``clock``, closed with the table)."""
+    runs on ``timers`` (default: a :class:`TimerThread` on ``clock``, closed with the table).
+    ``spi`` replaces SPI0 of the factory for the MAX7219 chain (the simulated table passes a
+    ``SimulatedChain``)."""
     pins.validate()
     opened: list[Any] = []
     times = debounce or DebounceTimes()
@@ -231,7 +235,7 @@ def build_gpio_table(
         sign: MeterSign | None = None
         if pins.uses_spi:
             chain = Max7219Chain(
-                open_spi(pin_factory), pins.spi_chips, intensity=pins.sign_intensity
+                spi or open_spi(pin_factory), pins.spi_chips, intensity=pins.sign_intensity
             )
             opened.append(chain)
             extras.insert(0, chain)
