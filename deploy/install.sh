@@ -3,19 +3,28 @@
 #
 #   sudo deploy/install.sh              install or upgrade from this source tree
 #   deploy/install.sh --dry-run         print every step, change nothing (no root needed)
-#   sudo deploy/install.sh --no-uart    leave /boot/firmware/config.txt and cmdline.txt alone
+#   sudo deploy/install.sh --no-uart    leave the UART lines of config.txt and cmdline.txt alone
+#   sudo deploy/install.sh --no-boot    leave /boot/firmware/config.txt and cmdline.txt alone
+#   sudo deploy/install.sh --wheelhouse DIR   install offline from a wheelhouse (pi-release)
 #
 # What it does, in order (each step is safe to repeat):
-#   1. apt packages: python3-venv, python3-dev, swig, liblgpio-dev (lgpio builds if no wheel)
-#   2. the system user `paigow` (no login, no home) in the groups gpio and dialout
-#   3. /opt/paigow/venv with this package and its `pi` extra (lgpio); `tablectl` in it
+#   1. apt packages: python3-venv, python3-pip, sqlite3 (no compiler: lgpio comes as a wheel)
+#   2. the system user `paigow` (no login, no home) in the groups gpio, spi and dialout
+#   3. /opt/paigow/venv with this package and its `pi` extra (lgpio's aarch64 wheel)
 #   4. /etc/paigow/table.toml from deploy/config.example.toml (never overwritten), root:paigow 0640
 #   5. /var/lib/paigow for the journal, paigow:paigow 0750
-#   6. the udev rules of deploy/udev/ (stable /dev/paigow-shoe and /dev/paigow-shuffler)
-#   7. the PL011 UART on GPIO 14/15 for SAS: Bluetooth moved off it, serial console removed
-#   8. the systemd unit paigow-table.service, enabled (started only when the configuration passes
+#   6. (reserved for the journal's key file)
+#   7. the udev rules of deploy/udev/ (stable /dev/paigow-shoe and /dev/paigow-shuffler)
+#   8. /etc/modules-load.d/paigow-table.conf: usbserial and cdc_acm loaded at boot, so the
+#      unit's DeviceAllow=char-ttyUSB / char-ttyACM rules exist when it starts
+#   9. config.txt: SPI0 with one chip select for the MAX7219 chain (dtparam=spi=on,
+#      dtoverlay=spi0-1cs), outputs released to inputs when the service dies
+#      (dtparam=strict_gpiod), and the PL011 UART on GPIO 14/15 for SAS (Bluetooth moved off
+#      it, serial console removed)
+#  10. time synchronisation (systemd-timesyncd): a Pi has no RTC
+#  11. the systemd unit paigow-table.service, enabled (started only when the configuration passes
 #      `tablectl config check`)
-# A reboot is needed after step 7 changes the boot files; the script says so.
+# A reboot is needed after step 9 changes the boot files; the script says so.
 set -euo pipefail
 
 PREFIX=/opt/paigow
@@ -25,10 +34,13 @@ CONF_DIR=/etc/paigow
 CONF="$CONF_DIR/table.toml"
 STATE_DIR=/var/lib/paigow
 UNIT=paigow-table.service
+MODULES_CONF=/etc/modules-load.d/paigow-table.conf
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 DRY_RUN=0
 CONFIGURE_UART=1
+CONFIGURE_BOOT=1
+WHEELHOUSE=""
 REBOOT_NEEDED=0
 NEW_CONFIG=0
 
@@ -36,13 +48,20 @@ usage() {
     sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
-for arg in "$@"; do
-    case "$arg" in
+while [ "$#" -gt 0 ]; do
+    case "$1" in
         --dry-run) DRY_RUN=1 ;;
         --no-uart) CONFIGURE_UART=0 ;;
+        --no-boot) CONFIGURE_BOOT=0 ;;
+        --wheelhouse)
+            if [ "$#" -lt 2 ]; then
+                echo "install.sh: --wheelhouse needs a directory" >&2; exit 2
+            fi
+            WHEELHOUSE="$2"; shift ;;
         -h|--help) usage; exit 0 ;;
-        *) echo "install.sh: unknown option $arg" >&2; usage >&2; exit 2 ;;
+        *) echo "install.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     esac
+    shift
 done
 
 say() { printf '==> %s\n' "$*"; }
@@ -61,7 +80,7 @@ if [ "$DRY_RUN" -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
     exit 1
 fi
 for needed in "$SRC/pyproject.toml" "$SRC/deploy/config.example.toml" \
-              "$SRC/systemd/$UNIT"; do
+              "$SRC/systemd/$UNIT" "$SRC/deploy/modules-load.d/paigow-table.conf"; do
     if [ ! -f "$needed" ]; then
         echo "install.sh: $needed is missing: run the script from the source tree" >&2
         exit 1
@@ -75,34 +94,42 @@ CONFIG_TXT="$BOOT/config.txt"
 CMDLINE_TXT="$BOOT/cmdline.txt"
 
 # --- 1. packages -----------------------------------------------------------------------------
+# No python3-dev, swig or liblgpio-dev: liblgpio-dev is not in Debian main (plain Debian would
+# abort here), and lgpio 0.2.2.0 ships a manylinux_2_34_aarch64 wheel that installs on Bookworm
+# (glibc 2.36) without a compiler (docs: shared/reference/pi-release.md).
 say "apt packages"
 run apt-get update
-run apt-get install -y --no-install-recommends python3-venv python3-dev python3-pip swig \
-    liblgpio-dev sqlite3
+run apt-get install -y --no-install-recommends python3-venv python3-pip sqlite3
 
 # --- 2. system user --------------------------------------------------------------------------
-say "system user $SERVICE_USER (groups gpio, dialout)"
-for group in gpio dialout; do
+say "system user $SERVICE_USER (groups gpio, spi, dialout)"
+for group in gpio spi dialout; do
     if ! getent group "$group" >/dev/null; then
         run groupadd --system "$group"
     fi
 done
 if id "$SERVICE_USER" >/dev/null 2>&1; then
-    run usermod --append --groups gpio,dialout "$SERVICE_USER"
+    run usermod --append --groups gpio,spi,dialout "$SERVICE_USER"
 else
     run useradd --system --no-create-home --home-dir "$STATE_DIR" \
-        --shell /usr/sbin/nologin --groups gpio,dialout "$SERVICE_USER"
+        --shell /usr/sbin/nologin --groups gpio,spi,dialout "$SERVICE_USER"
 fi
 
 # --- 3. virtual environment and the package ---------------------------------------------------
-say "virtual environment $VENV with the pi extra"
+say "virtual environment $VENV with the pi extra (binary wheels only for lgpio)"
 run install -d -m 0755 "$PREFIX" "$PREFIX/share"
 if [ ! -x "$VENV/bin/python" ]; then
     run python3 -m venv "$VENV"
 fi
-run "$VENV/bin/pip" install --upgrade pip
-run "$VENV/bin/pip" install --upgrade "$SRC[pi]"
+pip_source=()
+if [ -n "$WHEELHOUSE" ]; then
+    pip_source=(--no-index --find-links "$WHEELHOUSE")
+else
+    run "$VENV/bin/pip" install --upgrade pip
+fi
+run "$VENV/bin/pip" install "${pip_source[@]}" --only-binary=lgpio --upgrade "${SRC}[pi]"
 run install -m 0644 "$SRC/docs/operator-guide.md" "$PREFIX/share/operator-guide.md"
+run install -m 0644 "$SRC/docs/wiring.md" "$PREFIX/share/wiring.md"
 run ln -sf "$VENV/bin/tablectl" /usr/local/bin/tablectl
 
 # --- 4. configuration -------------------------------------------------------------------------
@@ -120,7 +147,9 @@ fi
 say "journal directory $STATE_DIR"
 run install -d -m 0750 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR"
 
-# --- 6. udev rules ----------------------------------------------------------------------------
+# --- 6. (reserved: the journal's key file) -------------------------------------------------
+
+# --- 7. udev rules ----------------------------------------------------------------------------
 say "udev rules"
 shopt -s nullglob
 rules=("$SRC"/deploy/udev/*.rules)
@@ -135,10 +164,16 @@ else
     run udevadm trigger --subsystem-match=tty
 fi
 
-# --- 7. PL011 UART for SAS --------------------------------------------------------------------
-# The SAS link uses the PL011 UART on GPIO 14/15 (/dev/ttyAMA0). On a Pi 3/4 Bluetooth holds the
-# PL011, so Bluetooth is disabled; on a Pi 5 the header UART is uart0. The serial console must
-# not talk on that line.
+# --- 8. USB serial drivers loaded at boot -------------------------------------------------------
+# systemd resolves DeviceAllow=char-ttyUSB / char-ttyACM from /proc/devices when the unit starts;
+# a driver not loaded yet drops the rule and open() fails with EPERM until a restart.
+say "kernel modules usbserial, cdc_acm at boot ($MODULES_CONF)"
+run install -m 0644 "$SRC/deploy/modules-load.d/paigow-table.conf" "$MODULES_CONF"
+run modprobe -a usbserial cdc_acm
+
+# --- 9. boot configuration: SPI0, strict_gpiod, the PL011 UART for SAS -------------------------
+# Lines go under an [all] filter after a marker, so a conditional section ([pi4], [cm5] ...) at
+# the end of config.txt cannot swallow them.
 add_boot_line() {
     local line="$1"
     if [ "$DRY_RUN" -eq 1 ]; then
@@ -148,19 +183,36 @@ add_boot_line() {
         REBOOT_NEEDED=1
     fi
 }
-if [ "$CONFIGURE_UART" -eq 1 ]; then
-    say "PL011 UART on GPIO 14/15 for SAS ($CONFIG_TXT, $CMDLINE_TXT)"
-    model="$(cat /proc/device-tree/model 2>/dev/null | tr -d '\0' || true)"
+# PAIGOW_BOARD_MODEL stands in for /proc/device-tree/model (tests, --dry-run on another machine)
+model="${PAIGOW_BOARD_MODEL:-$( (tr -d '\0' </proc/device-tree/model) 2>/dev/null || true)}"
+if [ "$CONFIGURE_BOOT" -eq 1 ]; then
+    say "boot configuration $CONFIG_TXT (model: ${model:-unknown})"
     if [ "$DRY_RUN" -eq 0 ] && [ ! -f "$CONFIG_TXT" ]; then
-        echo "install.sh: $CONFIG_TXT not found: not Raspberry Pi OS? (use --no-uart)" >&2
+        echo "install.sh: $CONFIG_TXT not found: not Raspberry Pi OS? (use --no-boot)" >&2
         exit 1
     fi
     if [ "$DRY_RUN" -eq 0 ] && ! grep -q '^# paigow-table' "$CONFIG_TXT"; then
-        printf '\n# paigow-table: PL011 UART on GPIO 14/15 for the SAS link\n' >>"$CONFIG_TXT"
+        printf '\n# paigow-table: SPI0 for the display chain, strict_gpiod, SAS UART\n[all]\n' \
+            >>"$CONFIG_TXT"
     fi
+    # SPI0 (MOSI 10, SCLK 11, CE0 8; MISO 9 is claimed too) for the MAX7219 chain; spi0-1cs
+    # keeps CE1 (BCM 7) a GPIO, where the default plan has the shaker sensor.
+    add_boot_line "dtparam=spi=on"
+    add_boot_line "dtoverlay=spi0-1cs"
+    # Raspberry Pi kernels keep a released output driven (raspberrypi/linux#6117); with
+    # strict_gpiod a line the service no longer holds returns to an input, and the board's
+    # pull-downs (docs/wiring.md) hold every driver dark after a crash.
+    add_boot_line "dtparam=strict_gpiod"
+fi
+if [ "$CONFIGURE_BOOT" -eq 1 ] && [ "$CONFIGURE_UART" -eq 1 ]; then
+    # The SAS link uses the PL011 UART on GPIO 14/15 (/dev/ttyAMA0). On a Pi 3/4 Bluetooth
+    # holds the PL011, so Bluetooth is disabled; on a Pi 5, Pi 500 or CM5 the header UART is
+    # uart0. The serial console must not talk on that line.
+    say "PL011 UART on GPIO 14/15 for SAS ($CONFIG_TXT, $CMDLINE_TXT)"
     add_boot_line "enable_uart=1"
     case "$model" in
-        *"Raspberry Pi 5"*) add_boot_line "dtparam=uart0=on" ;;
+        *"Raspberry Pi 5"*|*"Compute Module 5"*)  # "Raspberry Pi 5" also matches the Pi 500
+            add_boot_line "dtparam=uart0=on" ;;
         *) add_boot_line "dtoverlay=disable-bt" ;;
     esac
     if [ "$DRY_RUN" -eq 1 ]; then
@@ -174,7 +226,13 @@ if [ "$CONFIGURE_UART" -eq 1 ]; then
         serial-getty@serial0.service || true
 fi
 
-# --- 8. systemd unit --------------------------------------------------------------------------
+# --- 10. time synchronisation -------------------------------------------------------------------
+# No RTC: until NTP sets the clock, timestamps are off. The unit waits up to 60 s for it
+# (systemd-time-wait-sync) and the journal marks entries taken before it.
+say "time synchronisation (systemd-timesyncd)"
+run systemctl enable --now systemd-timesyncd.service || true
+
+# --- 11. systemd unit --------------------------------------------------------------------------
 say "systemd unit $UNIT"
 run install -m 0644 "$SRC/systemd/$UNIT" "/etc/systemd/system/$UNIT"
 run systemctl daemon-reload
@@ -194,6 +252,6 @@ else
 fi
 
 if [ "$REBOOT_NEEDED" -eq 1 ]; then
-    say "the boot configuration changed for the SAS UART: reboot to finish (sudo reboot)"
+    say "the boot configuration changed (SPI0, strict_gpiod, SAS UART): reboot to finish"
 fi
 say "done"
