@@ -298,3 +298,26 @@ def test_each_burst_of_bounce_after_a_quiet_gap_is_one_press(
             clock.advance(spacing)
             gap.deactivation()
     assert accepted == len(bursts)
+
+
+def test_active_low_outputs_light_on_a_low_pin_and_rest_high() -> None:
+    """issue 9 point 7: output polarity is configurable (drivers that invert)."""
+    from dataclasses import replace
+
+    from test_gpio_rig import DEFAULT_SEGMENT_PINS, SEGMENT_WIRING
+
+    from drivers.gpio.table import build_gpio_table
+
+    factory = MockFactory()
+    pins = replace(SEGMENT_WIRING, output_polarity="active_low")
+    table = build_gpio_table(pins, factory, lambda e: None)
+    try:
+        levels = lambda ns: [bool(factory.pin(n).state) for n in ns]  # noqa: E731
+        assert levels(DEFAULT_LIGHT_PINS) == [True] * 6  # dark = high
+        table.apply({"type": "lights", "states": ["lit", "off", "locked", "off", "off", "off"]})
+        assert levels(DEFAULT_LIGHT_PINS) == [False, True, False, True, True, True]
+        table.apply({"type": "display", "glyph": "1"})  # segments b and c
+        segs = dict(zip(DEFAULT_SEGMENT_PINS, levels(DEFAULT_SEGMENT_PINS.values()), strict=True))
+        assert [k for k, high in segs.items() if not high] == ["b", "c"]
+    finally:
+        table.close()

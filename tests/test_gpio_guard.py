@@ -18,7 +18,7 @@ from test_gpio_rig import DEFAULT_SENSOR_PINS, LOCKOUT_PIN, NEXT_PIN, SEGMENT_WI
 
 from controller.cli import run as run_cli
 from drivers.gpio.devices import INPUT_FAULT, guarded
-from drivers.gpio.factory import callback_thread_alive
+from drivers.gpio.factory import ChipInfo, callback_thread_alive
 from drivers.gpio.table import build_gpio_table
 from fsm.round.events import Event
 
@@ -167,3 +167,23 @@ def test_the_service_exits_for_a_restart_when_lgpios_callback_thread_is_dead(
     assert watch.failure == "lgpio's callback thread died: no input would be seen"
     monkeypatch.setitem(sys.modules, "lgpio", None)
     assert callback_thread_alive() is None  # MockFactory: no callback thread to watch
+
+
+def test_run_check_reports_the_chip_its_label_and_the_lines_in_use(tmp_path: Path) -> None:
+    """issue 9 point 1: `tablectl run --check` prints the chip, its label and the lines."""
+    from test_gpio_factory import PI5_LISTING
+
+    config = run_cli.load_config(write_config(tmp_path, "/dev/null", "/dev/zero"))
+    ready = run_cli.check_environment(config, "pi", chips=lambda: PI5_LISTING)
+    assert "gpio chip: /dev/gpiochip0, label pinctrl-rp1, 54 lines" in ready.info
+    (lines,) = [line for line in ready.info if line.startswith("gpio lines in use: ")]
+    assert "lockout_button=5" in lines and "acceptor_lights[5]=27" in lines
+    assert any(line.startswith("spi: /dev/spidev0.0") for line in ready.info)
+
+
+def test_run_check_names_the_real_cause_when_no_header_chip_is_found(tmp_path: Path) -> None:
+    config = run_cli.load_config(write_config(tmp_path, "/dev/null", "/dev/zero"))
+    listing = [ChipInfo(0, error="permission denied: the service user needs the group gpio")]
+    ready = run_cli.check_environment(config, "pi", chips=lambda: listing)
+    assert any("the service user needs the group gpio" in p for p in ready.fatal)
+    assert not any("permissions" in p and "/dev/gpiochip*" in p for p in ready.fatal)

@@ -1,9 +1,12 @@
 """``tablectl run --config PATH``: the table service on real hardware (the systemd ExecStart).
 
-Responsible for wiring one table from its configuration: the lgpio pin factory (set explicitly,
-never a fallback), the GPIO devices, the shoe and shuffler adapters on their serial ports, the
-device adapter and the owner thread with the UTC clock and the OS CSPRNG, and the supervisor
-console on its socket (``[console]``, `controller.console.server`); for running until
+Responsible for wiring one table from its configuration: the lgpio pin factory on the header's
+GPIO chip (found by its label or ``pins.gpio_chip``, set explicitly, never a fallback), the GPIO
+devices (claimed first, their inputs armed only once the owner thread runs), the shoe and shuffler
+adapters on their serial ports, the device adapter and the owner thread with the UTC clock and the
+OS CSPRNG, the meter sign's reader (`controller.service.meter_sign`), and the supervisor console
+on its socket (``[console]``, `controller.console.server`); for watching lgpio's callback thread
+(dead: exit 1, so systemd restarts) and the clock's synchronisation; for running until
 SIGTERM / SIGINT and then stopping cleanly (the owner finishes the event in hand, puts the table in
 the safe state and closes the journal); and for saying clearly what is missing when the service
 cannot start. Exit codes: 0 stopped by a signal; 1 the owner failed while running; 2 the
