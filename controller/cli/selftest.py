@@ -3,9 +3,10 @@ checked on a real board by a technician, with the service stopped.
 
 Responsible for driving every output in turn (the acceptor lights one by one, the 1-7 digit
 through every glyph, each meter-sign module with all segments lit), echoing every input as it
-arrives (each press, chip, key turn and shake, with its BCM pin), measuring the lock-out edge ->
-locked-lights latency (from the handler on lgpio's callback thread to the light pins reading
-back the locked pattern) and the meter sign's full update time, and printing the figures (and
+arrives (each press, chip, key turn and shake, with its BCM pin), measuring the lock-out ->
+locked-lights latency (from the press being posted on lgpio's callback thread, or on the glitch
+filter's timer thread after its window, to the light pins reading back the locked pattern) and
+the meter sign's full update time, and printing the figures (and
 writing them as JSON with ``--out``). Must never open or touch the journal, never decide a game
 rule, and never run while the service holds the pins (lgpio answers "GPIO busy": the message
 says to stop paigow-table first).
@@ -65,6 +66,7 @@ class Figures:
 
     board: str | None = None
     gpio_chip: str | None = None
+    glitch_filter_ms: int | None = None
     outputs_driven: int = 0
     inputs_seen: dict[str, int] = field(default_factory=dict)
     lockout_latency_ms: list[float] = field(default_factory=list)
@@ -86,6 +88,7 @@ class Figures:
             "outputs_driven": self.outputs_driven,
             "inputs_seen": dict(self.inputs_seen),
             "lockout_to_lights_ms": stats(self.lockout_latency_ms),
+            "glitch_filter_ms": self.glitch_filter_ms,
             "sign_update_ms": stats(self.sign_update_ms),
         }
 
@@ -238,6 +241,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     pins = config.pins
     test = HardwareSelfTest(pins, out, step_s=args.step_s)
     test.figures.board = board_model()
+    test.figures.glitch_filter_ms = pins.glitch_filter_ms
     try:
         if args.pin_factory == "pi":
             chip = find_header_chip(list_gpio_chips()) if pins.gpio_chip is None else None
