@@ -40,7 +40,7 @@ from drivers.gpio.sign import (
     win_text,
 )
 from drivers.gpio.table import build_gpio_table
-from fsm.round.states import BETTING, JACKPOT_PENDING
+from fsm.round.states import BETTING, JACKPOT_PENDING, LEAF_STATES
 
 # --- the text and its drawing ---------------------------------------------------------------
 
@@ -146,6 +146,34 @@ def test_win_is_shown_only_while_the_hit_is_pending() -> None:
     assert sign_levels(snapshot(1, JACKPOT_PENDING, 100000, pending))[0].wins == (2,)
     # the same pending list outside Open_JackpotPending (paid): the reset amount again
     assert sign_levels(snapshot(2, BETTING, 100000, pending))[0].wins == ()
+
+
+AMOUNT_DRAWN = "\n".join(
+    [
+        "         _   _   _   _   _   _",
+        "         _| | | | | | | | | |_|",
+        "        |_  |_| |_| |_|.|_| |_|",
+    ]
+)
+WIN_DRAWN = "\n".join(
+    [
+        "                             _",
+        "| |   | |    _               _|",
+        "|_|  _| |   | |              _|",
+    ]
+)
+
+
+@pytest.mark.parametrize("state", LEAF_STATES)
+def test_the_sign_text_in_every_state_drawn(state: str) -> None:
+    """What the players see in each state of the round, a hit pending on area 3 (at $2,000.08
+    displayed): the amount everywhere but Open_JackpotPending, which shows WIN and the area."""
+    pending = [{"position": 3, "level": "progressive", "line": "five_aces"}]
+    sign = FakeMeterSign(1)
+    snap = snapshot(1, state, 200_008, pending)
+    SignReader(_Published(snap), sign).refresh(snap)
+    expected = WIN_DRAWN if state == JACKPOT_PENDING else AMOUNT_DRAWN
+    assert sign.drawing() == [expected], state
 
 
 class _Published:
