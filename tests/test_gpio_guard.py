@@ -187,3 +187,16 @@ def test_run_check_names_the_real_cause_when_no_header_chip_is_found(tmp_path: P
     ready = run_cli.check_environment(config, "pi", chips=lambda: listing)
     assert any("the service user needs the group gpio" in p for p in ready.fatal)
     assert not any("permissions" in p and "/dev/gpiochip*" in p for p in ready.fatal)
+
+
+def test_run_check_recognises_a_cm5_and_its_chip(tmp_path: Path) -> None:
+    from test_gpio_factory import PI4_LISTING, PI5_LISTING
+
+    config = run_cli.load_config(write_config(tmp_path, "/dev/null", "/dev/zero"))
+    cm5 = "Raspberry Pi Compute Module 5 Rev 1.0"
+    ready = run_cli.check_environment(config, "pi", lambda: PI5_LISTING, lambda: cm5)
+    assert f"board: {cm5} (header on the RP1)" in ready.info
+    assert not any("RP1" in p for p in ready.fatal)
+    # a Pi 5 kernel that shows only a BCM2711-style chip is a wrong image, said as such
+    ready = run_cli.check_environment(config, "pi", lambda: PI4_LISTING, lambda: cm5)
+    assert any("has its header on the RP1, but the chip found is" in p for p in ready.fatal)

@@ -66,9 +66,12 @@ class Readiness:
     info: list[str] = field(default_factory=list)
 
 
-def check_environment(config: TableConfig, pin_mode: str = "pi", chips: Any = None) -> Readiness:
+def check_environment(
+    config: TableConfig, pin_mode: str = "pi", chips: Any = None, model_of: Any = None
+) -> Readiness:
     """Look, without claiming anything, at what the configured service needs on this machine
-    (``chips``: the GPIO chip listing, ``drivers.gpio.factory.list_gpio_chips`` by default)."""
+    (``chips``: the GPIO chip listing, ``drivers.gpio.factory.list_gpio_chips`` by default;
+    ``model_of``: the board's model string, ``board_model`` by default)."""
     fatal: list[str] = []
     warnings: list[str] = []
     journal_dir = config.journal_path.parent
@@ -83,7 +86,7 @@ def check_environment(config: TableConfig, pin_mode: str = "pi", chips: Any = No
         fatal.append(f"journal.path: {config.journal_path} is not readable and writable")
     info: list[str] = []
     if pin_mode == "pi":
-        fatal.extend(_check_gpio(config, info, chips))
+        fatal.extend(_check_gpio(config, info, chips, model_of))
     for name, device in config.serial.items():
         if not Path(device.port).exists():
             warnings.append(
@@ -107,14 +110,27 @@ def check_environment(config: TableConfig, pin_mode: str = "pi", chips: Any = No
     return Readiness(fatal, warnings, info)
 
 
-def _check_gpio(config: TableConfig, info: list[str], chips: Any) -> list[str]:
+def _check_gpio(
+    config: TableConfig, info: list[str], chips: Any, model_of: Any = None
+) -> list[str]:
     """The GPIO chip the service will open (found by its label, or ``pins.gpio_chip``), the
     lines it will use, and whether lgpio loads; the problems, each naming its real cause."""
-    from drivers.gpio.factory import PinFactoryError, find_header_chip, list_gpio_chips, load_lgpio
+    from drivers.gpio.factory import (
+        PinFactoryError,
+        board_model,
+        find_header_chip,
+        is_rp1_board,
+        list_gpio_chips,
+        load_lgpio,
+    )
 
     pins = config.pins
     problems: list[str] = []
     listing = list((chips or list_gpio_chips)())
+    model = (model_of or board_model)()
+    rp1 = is_rp1_board(model)
+    if model is not None:
+        info.append(f"board: {model}{' (header on the RP1)' if rp1 else ''}")
     try:
         if pins.gpio_chip is not None:
             chip = next((c for c in listing if c.number == pins.gpio_chip), None)
@@ -128,6 +144,11 @@ def _check_gpio(config: TableConfig, info: list[str], chips: Any) -> list[str]:
             info.append(
                 f"gpio chip: /dev/gpiochip{chip.number}, label {chip.label}, {chip.lines} lines"
             )
+            if rp1 and chip.label != "pinctrl-rp1":
+                problems.append(
+                    f"pins: this {model} has its header on the RP1, but the chip found is "
+                    f"{chip.describe()}: is the kernel too old for this board?"
+                )
         if chip.error is not None:
             problems.append(f"pins: /dev/gpiochip{chip.number}: {chip.error}")
     except PinFactoryError as exc:
