@@ -1,8 +1,11 @@
-"""The table's GPIO devices: acceptors, lock-out button, dealer panel, dice shaker, number display.
+"""The table's GPIO devices: acceptors, lock-out button, dealer panel, dice shaker, number display,
+progressive meter sign.
 
-Interfaces in ``interfaces``, gpiozero implementations in ``devices``, fakes in ``fakes``, the
-whole set in ``table``, pins in ``config``, the pin factory in ``factory``. Must never import from
-``controller``; input callbacks only post events (see docs/wiring.md).
+Interfaces in ``interfaces``, gpiozero implementations in ``devices``, input filters in
+``filters``, the MAX7219 chain on SPI0 in ``max7219``, the sign's text and font in ``sign``, fakes
+in ``fakes``, the whole set in ``table``, pins in ``config``, the pin factory (the header's GPIO
+chip found by its label) in ``factory``. Must never import from ``controller``; input callbacks
+only post events (see docs/wiring.md).
 """
 
 from __future__ import annotations
