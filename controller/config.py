@@ -207,6 +207,10 @@ class TableConfig:
     bonus: Any = None  # fsm.rules.paytables.BonusConfig, or None when no [bonus] section
     source: str = ""
     console: ConsoleSection = field(default_factory=ConsoleSection)
+    #: [journal] anchor: the head anchor's file (None: beside the journal, <path>.anchor)
+    journal_anchor: Path | None = None
+    #: [journal] key_file: the keyed chain's key (None: an unkeyed chain)
+    journal_key_file: Path | None = None
 
     def summary(self) -> list[str]:
         """Human-readable lines describing the configuration (``tablectl config check``)."""
@@ -416,11 +420,28 @@ def _parse_web(raw: object, problems: list[str]) -> WebSection:
     )
 
 
+def _parse_journal_files(raw: object, problems: list[str]) -> tuple[Path | None, Path | None]:
+    """``[journal] anchor`` and ``key_file``: absolute paths when given (the journal's own
+    module checks their content at power-up)."""
+    data = raw if isinstance(raw, dict) else {}
+    out: list[Path | None] = []
+    for key in ("anchor", "key_file"):
+        value = data.get(key)
+        if value is None:
+            out.append(None)
+        elif not isinstance(value, str) or not value.startswith("/") or value.endswith("/"):
+            problems.append(f"journal.{key}: must be an absolute file path, got {value!r}")
+            out.append(None)
+        else:
+            out.append(Path(value))
+    return out[0], out[1]
+
+
 def _parse_journal(raw: object, problems: list[str]) -> Path:
     data = _table_of(raw, "journal", problems)
     if data is None:
         return Path(DEFAULT_JOURNAL)
-    problems.extend(_unknown(data, ("path",), "journal"))
+    problems.extend(_unknown(data, ("path", "anchor", "key_file"), "journal"))
     path = _get_str(data, "path", "journal", DEFAULT_JOURNAL, problems)
     if not path.startswith("/"):
         problems.append(f"journal.path: must be an absolute path, got {path!r}")
@@ -590,6 +611,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     game, options = _parse_game(data["game"], table, problems) if "game" in data else (None, {})
     bonus = _parse_bonus(data["bonus"], game, problems) if "bonus" in data else None
     journal = _parse_journal(data.get("journal", {}), problems)
+    anchor, key_file = _parse_journal_files(data.get("journal", {}), problems)
     web = _parse_web(data.get("web", {}), problems)
     console = _parse_console(data.get("console", {}), problems)
     supervisors = _parse_supervisors(data["supervisors"], problems) if "supervisors" in data else {}
@@ -602,6 +624,8 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         sas=sas,
         game=game,
         journal_path=journal,
+        journal_anchor=anchor,
+        journal_key_file=key_file,
         web=web,
         supervisors=supervisors,
         game_options=options,

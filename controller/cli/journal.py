@@ -1,7 +1,8 @@
 """``tablectl journal verify`` and ``tablectl journal export``: the auditor's view of a journal.
 
-Responsible for running `controller.journal.audit.verify` (chain, stored state and, through the
-round machine's pure ``replay``, the stored snapshot and meters) and ``export`` on a journal file
+Responsible for running `controller.journal.audit.verify` (chain, everything stored, the anchor
+and, through the round machine re-run from the journal's own configuration, every entry's effects
+and state) and ``export`` on a journal file
 named on the command line, and for turning every failure into a clear message and a non-zero exit.
 Must never create, write or repair a journal file, and never print a traceback for a bad file.
 """
@@ -9,29 +10,42 @@ Must never create, write or repair a journal file, and never print a traceback f
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from controller.journal.audit import Replay, connect_read_only, export, schema_problems, verify
-from controller.journal.format import JSON, Entry, JournalError, completes_a_round, decode_object
+from controller.journal.anchor import load_key
+from controller.journal.audit import (
+    ReplayFactory,
+    connect_read_only,
+    export,
+    schema_problems,
+    verify,
+)
+from controller.journal.format import JSON, Entry, JournalError, completes_a_round
 
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("journal", help="verify or export a table's journal (read-only)")
     actions = parser.add_subparsers(dest="journal_command", required=True)
     ver = actions.add_parser(
-        "verify", help="check the hash chain, the stored state and the replay of every entry"
+        "verify",
+        help="check the hash chain, everything stored, the anchor, and replay every entry",
     )
     ver.add_argument("--db", required=True, help="the journal file (SQLite)")
     ver.add_argument("--json", action="store_true", help="one JSON object on stdout")
     ver.add_argument(
         "--config",
-        help="the table configuration the journal began with (default: the game configuration "
-        "recorded in the journal)",
+        help="replay from this table configuration instead of the one recorded in the journal",
     )
+    ver.add_argument("--anchor", help="the journal's head anchor (default: <db>.anchor)")
+    ver.add_argument(
+        "--no-anchor", action="store_true", help="check without the anchor (says so in the report)"
+    )
+    ver.add_argument("--key-file", help="the keyed chain's key: check every entry's MAC")
     ver.set_defaults(func=run_verify)
     exp = actions.add_parser("export", help="write every entry as JSON lines or CSV on stdout")
     exp.add_argument("--db", required=True, help="the journal file (SQLite)")
@@ -48,13 +62,8 @@ def _missing(path: Path) -> str | None:
 
 
 def recorded_game_config(path: Path) -> dict[str, JSON] | None:
-    """The game configuration the journal began with, read-only.
-
-    The ``config`` of the first entry that carries one (e.g. ``power_up``) when there is one;
-    otherwise the stored snapshot's ``config`` (the latest) with every accepted ``config_changed``
-    undone, newest first, from the old values its effect records. None when the journal records
-    no configuration (an empty journal).
-    """
+    """The game configuration the journal began with (its ``meta.config`` row, covered by the
+    genesis hash), read-only; None when it records none or cannot be read."""
     try:
         conn = connect_read_only(path)
     except Exception:
@@ -62,84 +71,72 @@ def recorded_game_config(path: Path) -> dict[str, JSON] | None:
     try:
         if schema_problems(conn):
             return None
-        for (data,) in conn.execute(
-            "SELECT data FROM journal WHERE data LIKE '%\"config\":{%' ORDER BY seq LIMIT 1"
-        ):
-            obj = decode_object(data, "entry")
-            if isinstance(obj.get("config"), dict):
-                return dict(obj["config"])
-        row = conn.execute("SELECT snapshot FROM state WHERE id = 1").fetchone()
-        if row is None:
-            return None
-        snap = decode_object(row[0], "state")
-        latest = snap.get("config")
-        if not isinstance(latest, dict):
-            return None
-        undo: list[dict[str, JSON]] = []
-        for (data,) in conn.execute(
-            "SELECT data FROM journal WHERE type = 'config_changed' ORDER BY seq DESC"
-        ):
-            for effect in decode_object(data, "entry").get("effects", []):
-                if isinstance(effect, dict) and effect.get("type") == "config_changed":
-                    changes = effect.get("changes", [])
-                    undo.append({str(c["key"]): c["old"] for c in changes if isinstance(c, dict)})
-        return _undo_changes(dict(latest), undo)
+        row = conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
+        value = None if row is None else json.loads(row[0])
+        return value if isinstance(value, dict) else None
     except Exception:
         return None
     finally:
         conn.close()
 
 
-def _undo_changes(latest: dict[str, JSON], undo: list[dict[str, JSON]]) -> dict[str, JSON]:
-    """Apply each mapping of old values (newest change first) to go back to the first config."""
-    if not undo:
-        return latest
-    from fsm.round.config import GameConfig, with_changes
+def _jsonable(value: Any) -> JSON:
+    """Effects as the journal stores them: plain JSON, whether the machine answers dicts or
+    typed records (``to_json()`` or dataclasses)."""
+    if hasattr(value, "to_json") and callable(value.to_json):
+        return _jsonable(value.to_json())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
 
-    config = GameConfig.from_mapping(latest, "snapshot.config")
-    for old_values in undo:
-        config = with_changes(config, old_values)
-    return dict(config.to_mapping())
+
+class MachineReplayer:
+    """The round machine re-running journaled entries (`controller.journal.audit.Replayer`):
+    each entry's type, data (without its effects) and timestamp go to ``step``."""
+
+    def __init__(self, game: Any) -> None:
+        from fsm.round.machine import RoundMachine
+
+        self._machine = RoundMachine(game)
+
+    def step(self, entry: Entry) -> list[JSON]:
+        from fsm.round.events import Event
+
+        data = {k: v for k, v in entry.data.items() if k != "effects"}
+        effects = self._machine.step(Event(entry.type, data), entry.ts_ms)
+        return [_jsonable(e) for e in effects]
+
+    def snapshot(self) -> dict[str, JSON]:
+        return dict(self._machine.snapshot())
+
+    def meters(self) -> dict[str, JSON]:
+        return {k: _jsonable(v) for k, v in self._machine.meters().items()}
 
 
-def make_replay(path: Path, config_path: str | None) -> tuple[Replay | None, str | None]:
-    """The round machine's replay bound to the journal's game configuration, or why not."""
+def make_replay(path: Path, config_path: str | None) -> tuple[ReplayFactory | None, str | None]:
+    """The replay factory: the round machine built from the journal's recorded configuration
+    (or ``config_path``'s), or why there is none."""
     try:
-        from fsm.round import machine as machine_module
         from fsm.round.config import GameConfig
     except ImportError as exc:
         return None, f"round machine unavailable ({exc})"
-    replay_fn = getattr(machine_module, "replay", None)
-    try:
-        from fsm.round import replay as replay_module
-
-        replay_fn = getattr(replay_module, "replay", replay_fn)
-    except ImportError:
-        pass
-    if replay_fn is None:
-        return None, "round machine has no replay()"
+    override: Any = None
     if config_path is not None:
         from controller.config import load_config
 
-        game: Any = load_config(config_path).game
-    else:
-        recorded = recorded_game_config(path)
-        try:
-            game = GameConfig() if recorded is None else GameConfig.from_mapping(recorded, "game")
-        except ValueError as exc:
-            return None, f"the journal's recorded game configuration is not valid: {exc}"
-    try:
-        replay_fn(game, iter(()))
-    except NotImplementedError:
-        return None, "the round machine's replay is not implemented yet: entries not replayed"
-    except Exception:
-        pass  # an empty replay may legitimately refuse; the real run reports problems
+        override = load_config(config_path).game
 
-    def bound(entries: Iterator[Entry]) -> tuple[dict[str, JSON], dict[str, JSON]]:
-        snapshot, meters = replay_fn(game, entries)
-        return dict(snapshot), dict(meters)
+    def factory(recorded: dict[str, JSON] | None) -> MachineReplayer:
+        if override is not None:
+            return MachineReplayer(override)
+        game = GameConfig() if recorded is None else GameConfig.from_mapping(recorded, "game")
+        return MachineReplayer(game)
 
-    return bound, None
+    return factory, None
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -151,12 +148,15 @@ def run_verify(args: argparse.Namespace) -> int:
         return 1
     try:
         replay, why_not = make_replay(path, args.config)
-    except Exception as exc:  # a bad --config: ConfigError lists its problems
+        key = load_key(args.key_file) if args.key_file else None
+    except Exception as exc:  # a bad --config (ConfigError lists its problems), a bad key file
         print(f"journal verify: {exc}", file=sys.stderr)
         return 2
     if why_not is not None:
         print(f"journal verify: warning: {why_not}", file=sys.stderr)
-    result = verify(path, replay).to_json()
+    result = verify(
+        path, replay, anchor=args.anchor, use_anchor=not args.no_anchor, key=key
+    ).to_json()
     _print_verify(result, args.json)
     return 0 if result["ok"] else 1
 
@@ -169,6 +169,10 @@ def _print_verify(report: dict[str, JSON], as_json: bool) -> None:
     print(f"journal verify: {status}: {report['entries']} entries, {report['rounds']} rounds")
     for problem in report["problems"]:
         print(f"  {problem}")
+    for power_up in report.get("power_ups", []):
+        print(f"  power-up at seq {power_up['seq']}: software {power_up['software_hash']}")
+    for note in report.get("notes", []):
+        print(f"  note: {note}")
 
 
 def run_export(args: argparse.Namespace) -> int:

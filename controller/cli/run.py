@@ -231,7 +231,14 @@ def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[
     def make_machine(snapshot: Any) -> RoundMachine:
         return RoundMachine(game) if snapshot is None else RoundMachine.restore(game, snapshot)
 
-    owner = Owner(config.journal_path, make_machine, devices, table_id=config.table.id)
+    from controller.journal.lock import owner_journal_options
+
+    owner = Owner(
+        config.journal_path,
+        make_machine,
+        devices,
+        **owner_journal_options(config),
+    )
     owner_box.append(owner)
     return owner, [shoe, shuffler], gpio
 
@@ -315,6 +322,20 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if ready.fatal:
         return EXIT_UNAVAILABLE
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    from controller.journal.lock import JournalInUse, JournalLock
+
+    try:  # one controller per journal: before any device, socket or thread is started
+        lock = JournalLock.acquire(config.journal_path)
+    except (JournalInUse, OSError) as exc:
+        print(f"run: cannot start: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    try:
+        return _run_locked(config, args, out)
+    finally:
+        lock.release()
+
+
+def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> int:
     signals = _Signals()
     signals.install()
     try:

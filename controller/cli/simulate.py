@@ -2,7 +2,8 @@
 ``--headless``, a scripted run that stops when the journal holds N completed rounds.
 
 Responsible only for the arguments and the exit code (0 done; 2 bad input, nothing touched; 3 no
-progress; 4 storage fault; 5 the owner thread failed); the work is in `controller.sim.simulate`.
+progress; 4 storage fault; 5 the owner thread failed; 6 the journal is in use by another
+controller, nothing touched); the work is in `controller.sim.simulate`.
 Must never hold a game rule or be used on real hardware (``tablectl run``).
 """
 
@@ -15,10 +16,12 @@ from pathlib import Path
 from typing import Any, cast
 
 from controller.config import ConfigError
-from controller.journal.format import JournalError
+from controller.journal.format import JournalError, StorageFault
 from controller.sim.faults import KINDS, parse_faults
 
 EXIT_BAD_INPUT = 2
+EXIT_STORAGE_FAULT = 4
+EXIT_IN_USE = 6
 
 
 def register(sub: Any) -> None:
@@ -94,28 +97,50 @@ def run_simulate(args: argparse.Namespace) -> int:
         print(f"tablectl simulate: {exc}", file=err)
         return EXIT_BAD_INPUT
     db = Path(args.db) if args.db else config.journal_path
+    from controller.journal.lock import JournalInUse, JournalLock
+
+    try:  # one controller per journal: before any pty, socket or thread is started
+        lock = JournalLock.acquire(db)
+    except (JournalInUse, OSError) as exc:
+        print(f"tablectl simulate: {exc}", file=err)
+        return EXIT_IN_USE
+    try:
+        return _simulate_locked(args, db, simulate)
+    finally:
+        lock.release()
+
+
+def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:
+    err = sys.stderr
     try:
         if args.headless:
             rounds = cast(int, args.rounds)
-            return simulate.run_headless(
-                db,
-                rounds,
-                args.seed,
-                fault_spec=args.faults,
-                config_path=args.config,
-                linger=args.linger,
-                out=sys.stdout,
+            return int(
+                simulate.run_headless(
+                    db,
+                    rounds,
+                    args.seed,
+                    fault_spec=args.faults,
+                    config_path=args.config,
+                    linger=args.linger,
+                    out=sys.stdout,
+                )
             )
         pace = simulate.DEFAULT_PACE_S if args.pace is None else args.pace
-        return simulate.run_service(
-            db,
-            args.seed,
-            config_path=args.config,
-            fault_spec=args.faults,
-            out=sys.stdout,
-            pace_s=pace,
-            console_socket=Path(args.console_socket) if args.console_socket else None,
+        return int(
+            simulate.run_service(
+                db,
+                args.seed,
+                config_path=args.config,
+                fault_spec=args.faults,
+                out=sys.stdout,
+                pace_s=pace,
+                console_socket=Path(args.console_socket) if args.console_socket else None,
+            )
         )
+    except StorageFault as exc:  # cleared only by a restart that passes the storage check
+        print(f"tablectl simulate: storage fault, play refused: {exc}", file=err)
+        return EXIT_STORAGE_FAULT
     except JournalError as exc:
         print(f"tablectl simulate: {exc}", file=err)
         return EXIT_BAD_INPUT

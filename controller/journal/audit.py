@@ -1,14 +1,18 @@
-"""Auditing a journal file: `verify` (integrity, chain, stored state, replay) and `export`.
+"""Auditing a journal file: `verify` (integrity, chain, everything stored, anchor, replay of
+history) and `export`.
 
-Opens the file read-only and reports what it finds as specific problem strings; it must never
-write to a journal, never raise on a damaged, truncated or foreign file (verify reports instead),
-and never hold a game rule (the round machine's replay is passed in).
+Opens the file read-only (on read-only media too) and reports what it finds as specific problem
+strings; it must never write to a journal, never raise on a damaged, truncated or foreign file
+(verify reports instead), and never hold a game rule (the round machine's replay is passed in as a
+`ReplayFactory`).
 """
 
 from __future__ import annotations
 
 import csv
+import hmac
 import json
+import os
 import sqlite3
 import urllib.parse
 from collections.abc import Callable, Iterator
@@ -18,12 +22,13 @@ from typing import Literal, Protocol, TextIO
 
 import sqlite_utils
 
+from controller.journal.anchor import AnchorError, anchor_mac, default_anchor_path, read_anchor
 from controller.journal.format import (
     APPLICATION_ID,
     EXPECTED_COLUMNS,
     EXPECTED_TRIGGERS,
-    GENESIS_HASH,
     JSON,
+    META_KEYS,
     SCHEMA_SQL,
     SCHEMA_VERSION,
     Entry,
@@ -32,24 +37,50 @@ from controller.journal.format import (
     completes_a_round,
     decode_object,
     entry_hash,
+    entry_mac,
+    genesis_hash,
+    key_id,
+    meters_json,
+    state_hash,
 )
 
-Replay = Callable[[Iterator[Entry]], tuple[dict[str, JSON], dict[str, JSON]]]
 
-_ROWS = "SELECT seq, ts_ms, round_id, type, data, prev_hash, hash FROM journal ORDER BY seq"
+class Replayer(Protocol):
+    """The round machine re-running history (built by the caller from the journal's own
+    configuration): ``step`` answers the recomputed effects of one entry as JSON."""
+
+    def step(self, entry: Entry) -> list[JSON]: ...
+
+    def snapshot(self) -> dict[str, JSON]: ...
+
+    def meters(self) -> dict[str, JSON]: ...
+
+
+#: Builds the replayer from the game configuration recorded in the journal's meta (or None).
+ReplayFactory = Callable[[dict[str, JSON] | None], Replayer]
+Replay = ReplayFactory  # the name callers used before effects were compared
+
+_COLUMNS = "seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac"
+_ROWS = f"SELECT {_COLUMNS} FROM journal ORDER BY seq"
+_ROWS_FROM = f"SELECT {_COLUMNS} FROM journal WHERE seq >= ? ORDER BY seq"
 _EXPECTED_SQL = {statement.split()[2]: statement.strip() for statement in SCHEMA_SQL}
-EXPORT_FIELDS = ("seq", "ts", "round", "type", "data", "prev_hash", "hash")
+EXPORT_FIELDS = ("seq", "ts", "round", "type", "data", "prev_hash", "state_hash", "hash", "mac")
+#: How far past an unreadable row verify probes, seq by seq, for the next readable one.
+PROBE_LIMIT = 100_000
 
 
 @dataclass(frozen=True)
 class VerifyReport:
-    """``ok`` is true only when ``problems`` is empty. ``rounds`` counts round_completed
-    entries."""
+    """``ok`` is true only when ``problems`` is empty. ``rounds`` counts accepted
+    round_completed entries; ``power_ups`` lists each power-up's seq and software hash;
+    ``notes`` say what was not checked (no key, no anchor) without failing the check."""
 
     ok: bool
     entries: int
     rounds: int
     problems: list[str] = field(default_factory=list)
+    power_ups: list[dict[str, JSON]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     def to_json(self) -> dict[str, JSON]:
         return {
@@ -57,6 +88,8 @@ class VerifyReport:
             "entries": self.entries,
             "rounds": self.rounds,
             "problems": list(self.problems),
+            "power_ups": [dict(p) for p in self.power_ups],
+            "notes": list(self.notes),
         }
 
 
@@ -81,14 +114,35 @@ class _Problems:
 
 
 def connect_read_only(path: str | Path) -> sqlite3.Connection:
-    """A read-only connection to an existing file (never creates one)."""
+    """A read-only connection to an existing file (never creates one, never writes).
+
+    ``mode=ro`` first; where that cannot work because the directory is read-only and SQLite
+    cannot make the ``-shm`` file (a journal copied to read-only media, without ``-wal``/``-shm``
+    files), ``immutable=1``. A non-empty ``-wal`` file that cannot be opened is refused rather
+    than ignored: committed entries may be in it.
+    """
     p = Path(path)
     if not p.exists():
         raise JournalError(f"{p}: no such journal file")
     if not p.is_file():
         raise JournalError(f"{p}: not a regular file")
-    uri = f"file:{urllib.parse.quote(str(p.resolve()))}?mode=ro"
-    conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+    quoted = urllib.parse.quote(str(p.resolve()))
+    conn = sqlite3.connect(f"file:{quoted}?mode=ro", uri=True, isolation_level=None)
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        conn.close()
+        wal = p.with_name(p.name + "-wal")
+        if wal.exists() and wal.stat().st_size > 0:
+            raise JournalError(
+                f"{p}: cannot read it with its -wal file here ({exc}); copy the journal and its "
+                "-wal file to writable storage and verify the copy"
+            ) from exc
+        if os.access(p.parent, os.W_OK):
+            raise JournalError(f"{p}: cannot open: {exc}") from exc
+        conn = sqlite3.connect(f"file:{quoted}?immutable=1", uri=True, isolation_level=None)
+    except sqlite3.DatabaseError:
+        pass  # not a database: verify reports it from the first statement
     # A damaged page may hold bytes that are not UTF-8: decode them with U+FFFD so the row is
     # still reported (its hash no longer matches) instead of stopping the audit.
     conn.text_factory = _decode_text
@@ -146,16 +200,24 @@ def schema_problems(conn: sqlite3.Connection) -> list[str]:
 
 
 class _Walk:
-    """Streams the journal rows once, checking seq, prev_hash, hash and data as it goes, and
-    yields the decodable entries (to the replay, or to nobody)."""
+    """Streams the journal rows once, checking seq, prev_hash (seq 1: the genesis hash of the
+    meta rows), hash, MAC and data as it goes, and yields the decodable entries (to the replay,
+    or to nobody). An unreadable row is named, and the walk resumes at the next readable seq."""
 
-    def __init__(self, conn: sqlite3.Connection, problems: _Problems) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, problems: _Problems, genesis: str, key: bytes | None
+    ) -> None:
         self.conn = conn
         self.problems = problems
+        self.genesis = genesis
+        self.key = key
         self.entries = 0
         self.rounds = 0
         self.last_seq = 0
-        self.last_hash = GENESIS_HASH
+        self.last_hash = genesis
+        self.last_state_hash = ""
+        self.power_ups: list[dict[str, JSON]] = []
+        self.damaged = False
         self._rows = self._walk()
 
     def __iter__(self) -> Iterator[Entry]:
@@ -168,13 +230,47 @@ class _Walk:
             try:
                 row = cursor.fetchone()
             except sqlite3.Error as exc:
-                self.problems.add(f"cannot read the entry after seq {self.last_seq}: {exc}")
-                return
+                self.damaged = True
+                resume = self._probe(exc)
+                if resume is None:
+                    return
+                cursor = self.conn.execute(_ROWS_FROM, (resume,))
+                continue
             if row is None:
                 return
             entry = self._check(*row)
             if entry is not None:
                 yield entry
+
+    def _probe(self, exc: sqlite3.Error) -> int | None:
+        """Name the unreadable seqs after ``last_seq`` and find where reading can resume."""
+        first = self.last_seq + 1
+        for seq in range(first, first + PROBE_LIMIT):
+            try:
+                row = self.conn.execute("SELECT seq FROM journal WHERE seq = ?", (seq,)).fetchone()
+            except sqlite3.Error:
+                continue
+            if row is None:
+                try:
+                    more = self.conn.execute(
+                        "SELECT min(seq) FROM journal WHERE seq > ?", (seq,)
+                    ).fetchone()
+                except sqlite3.Error:
+                    more = None
+                if more is None or more[0] is None:
+                    self.problems.add(
+                        f"seq {first} onward cannot be read (damaged page: {exc}); the journal "
+                        f"ends there"
+                    )
+                    return None
+                seq = int(more[0])
+            if seq > first:
+                self.problems.add(f"seqs {first}..{seq - 1} cannot be read (damaged page: {exc})")
+            else:
+                self.problems.add(f"cannot read the entry after seq {self.last_seq}: {exc}")
+            return seq
+        self.problems.add(f"seq {first} onward cannot be read (damaged page: {exc})")
+        return None
 
     def _check(
         self,
@@ -185,24 +281,32 @@ class _Walk:
         data: str,
         prev: str,
         digest: str,
+        s_hash: str,
+        mac: str,
     ) -> Entry | None:
         add = self.problems.add
         self.entries += 1
         if seq != self.last_seq + 1:
             add(f"gap after seq {self.last_seq}: next entry is seq {seq}")
         if prev != self.last_hash:
-            if self.last_seq == 0:
-                add(f"seq {seq}: prev_hash is not the genesis hash")
+            if seq == 1:
+                add("seq 1: prev_hash is not the genesis hash of the meta rows (meta edited)")
             else:
                 add(f"seq {seq}: prev_hash does not match the hash of seq {self.last_seq}")
         try:
-            computed: str | None = entry_hash(seq, ts_ms, round_id, type_, data, prev)
+            computed: str | None = entry_hash(seq, ts_ms, round_id, type_, data, prev, s_hash)
         except Exception as exc:  # a column of the wrong type (STRICT removed by hand)
             add(f"seq {seq}: cannot recompute hash: {exc}")
             computed = None
         if computed is not None and computed != digest:
             add(f"seq {seq}: hash mismatch (stored {digest}, computed {computed})")
-        self.last_seq, self.last_hash = seq, digest
+        if self.key is not None and not (
+            isinstance(mac, str)
+            and isinstance(digest, str)
+            and hmac.compare_digest(mac, entry_mac(self.key, digest))
+        ):
+            add(f"seq {seq}: keyed chain: MAC does not match (rewritten without the key)")
+        self.last_seq, self.last_hash, self.last_state_hash = seq, digest, s_hash
         try:
             obj = decode_object(data, f"seq {seq}: data")
             if canonical_json(obj, f"seq {seq}: data") != data:
@@ -212,7 +316,11 @@ class _Walk:
             return None
         if completes_a_round(type_, obj):
             self.rounds += 1
-        return Entry(seq, ts_ms, round_id, type_, obj, prev, digest)
+        if type_ == "power_up":
+            self.power_ups.append(
+                {"seq": seq, "ts": ts_ms, "software_hash": obj.get("software_hash")}
+            )
+        return Entry(seq, ts_ms, round_id, type_, obj, prev, digest, s_hash, mac)
 
 
 def _normal(value: JSON) -> JSON:
@@ -226,23 +334,24 @@ class _Stored:
 
     seq: int | None = None
     hash: str | None = None
-    snapshot: dict[str, JSON] | None = None
-    meters: dict[str, JSON] | None = None
+    rounds: int | None = None
+    snapshot_text: str | None = None
+    meter_rows: dict[str, str] | None = None
 
 
 def _read_state(conn: sqlite3.Connection, problems: _Problems) -> _Stored:
     stored = _Stored()
-    row = conn.execute("SELECT seq, hash, snapshot FROM state WHERE id = 1").fetchone()
+    row = conn.execute("SELECT seq, hash, rounds, snapshot FROM state WHERE id = 1").fetchone()
     if row is not None:
-        stored.seq, stored.hash = row[0], row[1]
-        stored.snapshot = _decode_canonical(row[2], "stored state snapshot", problems)
-    meters: dict[str, JSON] = {}
+        stored.seq, stored.hash, stored.rounds = row[0], row[1], row[2]
+        if _decode_canonical(row[3], "stored state snapshot", problems) is not None:
+            stored.snapshot_text = row[3]
+    rows: dict[str, str] = {}
     for level, values in conn.execute('SELECT level, "values" FROM meters ORDER BY level'):
-        decoded = _decode_canonical(values, f"meter level {level!r}", problems)
-        if decoded is None:
+        if _decode_canonical(values, f"meter level {level!r}", problems) is None:
             return stored
-        meters[level] = decoded
-    stored.meters = meters
+        rows[str(level)] = values
+    stored.meter_rows = rows
     return stored
 
 
@@ -261,66 +370,177 @@ def _decode_canonical(text: object, what: str, problems: _Problems) -> dict[str,
 
 
 def _check_head(stored: _Stored, walk: _Walk, problems: _Problems) -> None:
-    """The state row must reflect the chain's last seq and hash."""
+    """The state row must reflect the chain's last seq and hash, and the stored snapshot, meters
+    and round count must be the ones the last entry's state hash records."""
     if stored.seq is None:
         if walk.entries:
             problems.add(f"stored state is missing but the journal ends at seq {walk.last_seq}")
-    elif stored.seq != walk.last_seq:
+        elif stored.meter_rows:
+            problems.add("meters are stored but the journal has no entry")
+        return
+    if stored.seq != walk.last_seq:
         problems.add(
             f"stored state reflects seq {stored.seq} but the journal ends at seq {walk.last_seq}"
         )
     elif stored.hash != walk.last_hash:
         problems.add(f"stored state hash does not match the hash of seq {walk.last_seq}")
-
-
-def _check_replay(
-    replay: Replay,
-    walk: _Walk,
-    stored_snapshot: dict[str, JSON] | None,
-    stored_meters: dict[str, JSON] | None,
-    problems: _Problems,
-) -> None:
-    """Replay every entry through the round machine's ``replay``; compare with the stored row."""
-    try:
-        snapshot, meters = replay(iter(walk))
-        snapshot, meters = _normal(snapshot), _normal(meters)
-    except Exception as exc:
-        problems.add(f"replay failed after seq {walk.last_seq}: {type(exc).__name__}: {exc}")
-        return
-    if stored_snapshot is not None and snapshot != stored_snapshot:
-        if not isinstance(snapshot, dict):
-            problems.add("replay: snapshot is not a JSON object")
-        else:
-            keys = sorted(
-                k
-                for k in set(snapshot) | set(stored_snapshot)
-                if snapshot.get(k, ...) != stored_snapshot.get(k, ...)
+    if stored.rounds != walk.rounds:
+        problems.add(
+            f"stored round count is {stored.rounds} but the journal holds {walk.rounds} rounds"
+        )
+    if stored.snapshot_text is not None and stored.meter_rows is not None:
+        try:
+            computed = state_hash(
+                stored.snapshot_text, meters_json(stored.meter_rows), int(stored.rounds or 0)
             )
-            problems.add(f"replay: snapshot differs from the stored state at keys {keys[:10]}")
-    if stored_meters is not None and meters != stored_meters:
-        if not isinstance(meters, dict):
-            problems.add("replay: meters are not a JSON object")
-        else:
-            for level in sorted(set(meters) | set(stored_meters)):
-                if meters.get(level) != stored_meters.get(level):
-                    problems.add(
-                        f"replay: meter level {level!r} differs (replayed "
-                        f"{meters.get(level)}, stored {stored_meters.get(level)})"
+        except (TypeError, ValueError) as exc:
+            problems.add(f"stored state: cannot hash it: {exc}")
+            return
+        if computed != walk.last_state_hash:
+            problems.add(
+                f"stored snapshot, meters or round count are not the state seq {walk.last_seq} "
+                "recorded (state hash mismatch)"
+            )
+
+
+def _check_meta(conn: sqlite3.Connection, problems: _Problems) -> dict[str, str]:
+    meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+    if tuple(sorted(meta)) != META_KEYS:
+        problems.add(f"meta holds keys {sorted(meta)}, expected {list(META_KEYS)}")
+    return meta
+
+
+def _recorded_config(meta: dict[str, str], problems: _Problems) -> dict[str, JSON] | None:
+    try:
+        value = json.loads(meta.get("config", "null"))
+    except ValueError:
+        problems.add("meta.config: not valid JSON")
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _effects_json(effects: object) -> str:
+    try:
+        return canonical_json(_normal(effects), "effects")
+    except ValueError as exc:
+        return f"<not JSON: {exc}>"
+
+
+class _ReplayCheck:
+    """Re-runs every entry through the round machine and compares, entry by entry, the
+    recomputed effects with the recorded ones and the recomputed state with the entry's state
+    hash; names the first differing seq."""
+
+    def __init__(self, replayer: Replayer, problems: _Problems) -> None:
+        self.replayer = replayer
+        self.problems = problems
+        self.rounds = 0
+        self.effect_diffs = 0
+        self.state_diffs = 0
+
+    def feed(self, entries: Iterator[Entry]) -> None:
+        for entry in entries:
+            recorded = entry.data.get("effects", [])
+            try:
+                recomputed = self.replayer.step(entry)
+            except Exception as exc:
+                self.problems.add(
+                    f"replay failed at seq {entry.seq} ({entry.type}): {type(exc).__name__}: {exc}"
+                )
+                return
+            if completes_a_round(entry.type, entry.data):
+                self.rounds += 1
+            rec, new = _effects_json(recorded), _effects_json(recomputed)
+            if rec != new:
+                self.effect_diffs += 1
+                if self.effect_diffs == 1:
+                    self.problems.add(
+                        f"seq {entry.seq} ({entry.type}): recorded effects differ from the "
+                        f"replay: recorded {rec[:300]}, recomputed {new[:300]}"
                     )
+            snap = canonical_json(_normal(self.replayer.snapshot()), "replayed snapshot")
+            meters = canonical_json(_normal(self.replayer.meters()), "replayed meters")
+            if state_hash(snap, meters, self.rounds) != entry.state_hash:
+                self.state_diffs += 1
+                if self.state_diffs == 1:
+                    self.problems.add(
+                        f"seq {entry.seq} ({entry.type}): the state it recorded is not the state "
+                        "the replay reaches (state hash mismatch)"
+                    )
+
+    def finish(self) -> None:
+        if self.effect_diffs > 1:
+            self.problems.add(f"replay: {self.effect_diffs} entries in all with differing effects")
+        if self.state_diffs > 1:
+            self.problems.add(f"replay: {self.state_diffs} entries in all with a differing state")
+
+
+def _check_anchor(
+    anchor_path: Path, walk: _Walk, key: bytes | None, problems: _Problems, notes: list[str]
+) -> None:
+    try:
+        record = read_anchor(anchor_path)
+    except AnchorError as exc:
+        problems.add(str(exc))
+        return
+    if record is None:
+        if walk.entries:
+            problems.add(
+                f"anchor {anchor_path} not found: vanished entries at the end cannot be ruled "
+                "out (give --anchor PATH, or --no-anchor to check without it)"
+            )
+        return
+    if key is not None and not hmac.compare_digest(
+        record.mac, anchor_mac(key, record.seq, record.hash)
+    ):
+        problems.add(f"anchor {anchor_path}: MAC does not match (anchor forged)")
+    if record.seq > walk.last_seq:
+        problems.add(
+            f"the journal ends at seq {walk.last_seq} but its anchor {anchor_path} records seq "
+            f"{record.seq}: {record.seq - walk.last_seq} committed entries have vanished"
+        )
+        return
+    if record.seq == 0:
+        return
+    if record.seq == walk.last_seq:
+        same = record.hash == walk.last_hash
+    else:
+        row = walk.conn.execute("SELECT hash FROM journal WHERE seq = ?", (record.seq,)).fetchone()
+        same = row is not None and row[0] == record.hash
+        notes.append(
+            f"anchor {anchor_path} is at seq {record.seq}, the journal at seq {walk.last_seq} "
+            "(the anchor is written just after each commit; it catches up at the next start)"
+        )
+    if not same:
+        problems.add(
+            f"seq {record.seq}: hash differs from the one its anchor {anchor_path} records: "
+            "the journal was rewritten or replaced"
+        )
 
 
 def verify(
-    path: str | Path, replay: Replay | None = None, *, max_problems: int = 1000
+    path: str | Path,
+    replay: ReplayFactory | None = None,
+    *,
+    max_problems: int = 1000,
+    anchor: str | Path | None = None,
+    use_anchor: bool = True,
+    key: bytes | None = None,
 ) -> VerifyReport:
     """Check the journal file at ``path``; never raises for a bad file, reports problems instead.
 
-    Checks: SQLite ``PRAGMA integrity_check``; that it is our journal (application_id, schema
-    version, STRICT tables, the append-only triggers); seq gapless from 1; each prev_hash is the
-    previous hash (genesis = 64 zeros); each hash recomputed; data is canonical JSON; the stored
-    state reflects the last seq and hash; and, with ``replay``, that replaying every entry gives
-    the stored snapshot and meters exactly.
+    Checks: SQLite ``PRAGMA integrity_check`` (page numbers as SQLite gives them); that it is
+    our journal (application_id, schema version, STRICT tables, the append-only triggers); the
+    meta rows against the genesis hash seq 1 chains to; seq gapless from 1; each prev_hash; each
+    hash recomputed (and with ``key``, each MAC of the keyed chain); data in canonical JSON; the
+    stored state, meters and round count against the last entry's state hash; the anchor
+    (``anchor``, default beside the journal) not ahead of the journal and agreeing with it; and,
+    with ``replay``, every entry re-run through the round machine from the journal's own
+    configuration, its effects and state compared entry by entry. The replay is skipped when the
+    file or its schema is damaged (its differences would be noise).
     """
     problems = _Problems(max_problems)
+    notes: list[str] = []
     walk: _Walk | None = None
     try:
         conn = connect_read_only(path)
@@ -332,23 +552,47 @@ def verify(
         # (WAL lets the owner go on appending meanwhile).
         conn.execute("BEGIN")
         rows = conn.execute("PRAGMA integrity_check").fetchall()
-        if rows != [("ok",)]:
+        damaged = rows != [("ok",)]
+        if damaged:
             for (message,) in rows:
                 problems.add(f"integrity_check: {message}")
         stage = "checking the schema"
-        for problem in schema_problems(conn):
+        schema = schema_problems(conn)
+        for problem in schema:
             problems.add(problem)
         tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        foreign = any(p.startswith("not a pai gow table journal") for p in problems.items)
-        if not foreign and {"journal", "state", "meters"} <= tables:
+        foreign = any(p.startswith("not a pai gow table journal") for p in schema)
+        if not foreign and {"journal", "state", "meters", "meta"} <= tables:
+            stage = "reading the meta rows"
+            meta = _check_meta(conn, problems)
+            stored_key = meta.get("key_id", "")
+            if key is not None and stored_key != key_id(key):
+                problems.add(
+                    f"the key given (id {key_id(key)}) is not the journal's "
+                    f"({stored_key or 'unkeyed journal'})"
+                )
+            elif key is None and stored_key:
+                notes.append(f"keyed chain (key id {stored_key}) not checked: no key given")
             stage = "reading the journal"
-            walk = _Walk(conn, problems)
+            walk = _Walk(conn, problems, genesis_hash(meta), key)
             stored = _read_state(conn, problems)
-            if replay is not None:
-                _check_replay(replay, walk, stored.snapshot, stored.meters, problems)
+            if replay is not None and not (damaged or schema):
+                check = _ReplayCheck(replay(_recorded_config(meta, problems)), problems)
+                check.feed(iter(walk))
+                check.finish()
+            elif replay is not None:
+                notes.append("replay not run: the file or its schema is damaged")
             for _ in walk:  # whatever the replay did not consume
                 pass
             _check_head(stored, walk, problems)
+            if use_anchor:
+                anchor_path = Path(anchor) if anchor is not None else default_anchor_path(path)
+                _check_anchor(anchor_path, walk, key, problems, notes)
+            else:
+                notes.append(
+                    "anchor not checked (--no-anchor): vanished entries at the end "
+                    "cannot be ruled out"
+                )
     except sqlite3.Error as exc:
         problems.add(f"sqlite error while {stage}: {exc}")
     except Exception as exc:  # the report must come back whatever the file holds
@@ -358,7 +602,7 @@ def verify(
     entries = walk.entries if walk else 0
     rounds = walk.rounds if walk else 0
     result = problems.result()
-    return VerifyReport(not result, entries, rounds, result)
+    return VerifyReport(not result, entries, rounds, result, walk.power_ups if walk else [], notes)
 
 
 class Redactor(Protocol):
@@ -404,13 +648,23 @@ def export(
             for row in conn.execute(_ROWS):
                 redactor.see(_entry(row))
         for row in conn.execute(_ROWS):
-            seq, ts_ms, round_id, type_, data, prev, digest = row
+            seq, ts_ms, round_id, type_, data, prev, digest, s_hash, mac = row
             entry = _entry(row) if writer is None or redactor is not None else None
             hidden = redactor.redact(entry) if redactor is not None and entry else None
             if writer is not None:
                 text = data if hidden is None else canonical_json(hidden, "redacted data")
                 writer.writerow(
-                    (seq, ts_ms, "" if round_id is None else round_id, type_, text, prev, digest)
+                    (
+                        seq,
+                        ts_ms,
+                        "" if round_id is None else round_id,
+                        type_,
+                        text,
+                        prev,
+                        s_hash,
+                        digest,
+                        mac,
+                    )
                 )
             else:
                 assert entry is not None
@@ -429,6 +683,7 @@ def export(
     return count
 
 
-def _entry(row: tuple[int, int, int | None, str, str, str, str]) -> Entry:
-    seq, ts_ms, round_id, type_, data, prev, digest = row
-    return Entry(seq, ts_ms, round_id, type_, decode_object(data, f"seq {seq}: data"), prev, digest)
+def _entry(row: tuple[int, int, int | None, str, str, str, str, str, str]) -> Entry:
+    seq, ts_ms, round_id, type_, data, prev, digest, s_hash, mac = row
+    obj = decode_object(data, f"seq {seq}: data")
+    return Entry(seq, ts_ms, round_id, type_, obj, prev, digest, s_hash, mac)

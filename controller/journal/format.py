@@ -1,14 +1,14 @@
 """The journal's file format: schema, pragmas, canonical JSON and the entry hash.
 
 Shared by the writer (`controller.journal.store`) and the auditors (`controller.journal.audit`) so
-both
-compute the hash from one definition. Pure definitions and small helpers: this module must never
-open a database or write a file.
+both compute the hashes (entry, state, genesis, keyed MAC) from one definition.
+Pure definitions and small helpers: this module must never open a database or write a file.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -16,11 +16,15 @@ from typing import Any
 
 JSON = Any
 
-SCHEMA_VERSION = 1
-# PRAGMA application_id: "PGJ1" (pai gow journal, format 1) in the SQLite header, so a file that
-# is not ours is told apart before any table is read.
+SCHEMA_VERSION = 2
+# PRAGMA application_id: "PGJ1" (pai gow journal) in the SQLite header, so a file that is not
+# ours is told apart before any table is read.
 APPLICATION_ID = 0x50474A31
+#: The prev_hash of seq 1 in a journal without a genesis record (tests of the bare chain only);
+#: a journal made by `Journal.open` chains seq 1 to `genesis_hash` of its ``meta`` rows.
 GENESIS_HASH = "0" * 64
+#: The ``meta`` keys every journal has; all of them are covered by the genesis hash.
+META_KEYS = ("asset_number", "config", "created", "key_id", "schema_version", "table_id")
 ROUND_COMPLETED = "round_completed"
 
 
@@ -63,7 +67,9 @@ CREATE TABLE journal (
     type TEXT NOT NULL,
     data TEXT NOT NULL,
     prev_hash TEXT NOT NULL,
-    hash TEXT NOT NULL
+    state_hash TEXT NOT NULL,
+    hash TEXT NOT NULL,
+    mac TEXT NOT NULL
 ) STRICT
 """,
     """
@@ -71,6 +77,7 @@ CREATE TABLE state (
     id INTEGER PRIMARY KEY CHECK (id = 1),
     seq INTEGER NOT NULL,
     hash TEXT NOT NULL,
+    rounds INTEGER NOT NULL,
     snapshot TEXT NOT NULL
 ) STRICT
 """,
@@ -95,9 +102,7 @@ END
     """
 CREATE TRIGGER journal_append_only BEFORE INSERT ON journal
 WHEN NEW.seq IS NOT (SELECT coalesce(max(seq), 0) + 1 FROM journal)
-  OR NEW.prev_hash IS NOT coalesce(
-       (SELECT hash FROM journal WHERE seq = NEW.seq - 1),
-       '0000000000000000000000000000000000000000000000000000000000000000')
+  OR (NEW.seq > 1 AND NEW.prev_hash IS NOT (SELECT hash FROM journal WHERE seq = NEW.seq - 1))
 BEGIN
     SELECT RAISE(ABORT, 'journal is append-only: seq must be last seq + 1, prev_hash its hash');
 END
@@ -114,12 +119,15 @@ EXPECTED_COLUMNS: dict[str, list[tuple[str, str, bool, bool]]] = {
         ("type", "TEXT", True, False),
         ("data", "TEXT", True, False),
         ("prev_hash", "TEXT", True, False),
+        ("state_hash", "TEXT", True, False),
         ("hash", "TEXT", True, False),
+        ("mac", "TEXT", True, False),
     ],
     "state": [
         ("id", "INTEGER", False, True),
         ("seq", "INTEGER", True, False),
         ("hash", "TEXT", True, False),
+        ("rounds", "INTEGER", True, False),
         ("snapshot", "TEXT", True, False),
     ],
     "meters": [("level", "TEXT", True, True), ("values", "TEXT", True, False)],
@@ -129,6 +137,11 @@ EXPECTED_TRIGGERS = ("journal_no_update", "journal_no_delete", "journal_append_o
 
 class JournalError(Exception):
     """The file cannot be used as our journal, or an append was refused; the message says why."""
+
+
+class StorageFault(JournalError):
+    """The journal cannot be trusted at power-up (damaged, behind its anchor, a stored state the
+    chain does not vouch for): play is refused until a restart passes the storage check."""
 
 
 def canonical_json(value: JSON, what: str) -> str:
@@ -141,28 +154,72 @@ def canonical_json(value: JSON, what: str) -> str:
 
 
 def hash_preimage(
-    seq: int, ts_ms: int, round_id: int | None, type_: str, data_json: str, prev_hash: str
+    seq: int,
+    ts_ms: int,
+    round_id: int | None,
+    type_: str,
+    data_json: str,
+    prev_hash: str,
+    state_hash: str,
 ) -> str:
     """The exact text hashed for one entry: the canonical JSON array
-    ``[seq, ts_ms, round_id, type, data, prev_hash]``.
+    ``[seq, ts_ms, round_id, type, data, prev_hash, state_hash]``.
 
     ``data_json`` is the entry's stored data text (already canonical), spliced in verbatim: the
-    result equals ``canonical_json([seq, ts_ms, round_id, type, data, prev_hash])`` without
-    re-encoding data, and any change to the stored bytes changes the hash.
+    result equals ``canonical_json([seq, ts_ms, round_id, type, data, prev_hash, state_hash])``
+    without re-encoding data, and any change to the stored bytes changes the hash.
     """
     round_text = "null" if round_id is None else str(round_id)
     return (
         f"[{seq},{ts_ms},{round_text},{_CANONICAL.encode(type_)},{data_json},"
-        f"{_CANONICAL.encode(prev_hash)}]"
+        f"{_CANONICAL.encode(prev_hash)},{_CANONICAL.encode(state_hash)}]"
     )
 
 
 def entry_hash(
-    seq: int, ts_ms: int, round_id: int | None, type_: str, data_json: str, prev_hash: str
+    seq: int,
+    ts_ms: int,
+    round_id: int | None,
+    type_: str,
+    data_json: str,
+    prev_hash: str,
+    state_hash: str,
 ) -> str:
     """SHA-256 hex of the UTF-8 (here: ASCII) bytes of `hash_preimage`."""
-    text = hash_preimage(seq, ts_ms, round_id, type_, data_json, prev_hash)
+    text = hash_preimage(seq, ts_ms, round_id, type_, data_json, prev_hash, state_hash)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def meters_json(rows: Mapping[str, str]) -> str:
+    """The canonical JSON object of the stored meter rows (level -> stored canonical values
+    text), spliced without re-encoding: equal to ``canonical_json({level: values, ...})``."""
+    return "{" + ",".join(f"{_CANONICAL.encode(k)}:{rows[k]}" for k in sorted(rows)) + "}"
+
+
+def state_hash(snapshot_json: str, meters_text: str, rounds: int) -> str:
+    """SHA-256 hex of the state an entry leaves behind: the canonical JSON object
+    ``{"meters": meters, "rounds": rounds, "snapshot": snapshot}`` (stored texts spliced in).
+    Each entry carries it, and its hash covers it: the stored snapshot, meters and round count
+    are vouched for by the chain."""
+    text = f'{{"meters":{meters_text},"rounds":{int(rounds)},"snapshot":{snapshot_json}}}'
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def genesis_hash(meta: Mapping[str, str]) -> str:
+    """The prev_hash of seq 1: SHA-256 hex of the canonical JSON object of every ``meta`` row
+    (identity, configuration, schema, key id). An edit of any meta row breaks seq 1."""
+    return hashlib.sha256(_CANONICAL.encode(dict(meta)).encode("utf-8")).hexdigest()
+
+
+def entry_mac(key: bytes, digest: str) -> str:
+    """The keyed chain: HMAC-SHA256 (hex) of an entry's hash under the table's key. The hash
+    covers the previous hash, so each MAC vouches for the whole history up to its entry."""
+    return hmac.new(key, digest.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def key_id(key: bytes) -> str:
+    """Names a key without revealing it (first 16 hex digits of its SHA-256)."""
+    return hashlib.sha256(b"paigow-journal-key:" + key).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -176,9 +233,12 @@ class Entry:
     data: dict[str, JSON]
     prev_hash: str
     hash: str
+    state_hash: str = ""
+    mac: str = ""
 
     def to_json(self) -> dict[str, JSON]:
-        """The entry as exported: ``seq, ts, round, type, data, prev_hash, hash``."""
+        """The entry as exported: ``seq, ts, round, type, data, prev_hash, state_hash, hash,
+        mac``."""
         return {
             "seq": self.seq,
             "ts": self.ts_ms,
@@ -186,7 +246,9 @@ class Entry:
             "type": self.type,
             "data": self.data,
             "prev_hash": self.prev_hash,
+            "state_hash": self.state_hash,
             "hash": self.hash,
+            "mac": self.mac,
         }
 
 
@@ -198,6 +260,7 @@ class StoredState:
     snapshot: dict[str, JSON]
     meters: dict[str, dict[str, JSON]]
     hash: str
+    rounds: int = 0
 
 
 def decode_object(text: str, what: str) -> dict[str, JSON]:

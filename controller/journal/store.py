@@ -11,6 +11,7 @@ a committed entry, and never hold a game rule.
 
 from __future__ import annotations
 
+import hmac
 import json
 import sqlite3
 import time
@@ -18,42 +19,65 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import TracebackType
 
+from controller.journal.anchor import (
+    AnchorError,
+    AnchorWriter,
+    anchor_mac,
+    default_anchor_path,
+    read_anchor,
+)
 from controller.journal.audit import VerifyReport, export, schema_problems, verify
 from controller.journal.format import (
     APPLICATION_ID,
-    GENESIS_HASH,
     JSON,
+    META_KEYS,
     PRAGMAS,
     SCHEMA_SQL,
     SCHEMA_VERSION,
     Entry,
     JournalError,
+    StorageFault,
     StoredState,
     canonical_json,
     check_json_object,
+    completes_a_round,
     decode_object,
     entry_hash,
+    entry_mac,
+    genesis_hash,
+    key_id,
+    meters_json,
+    state_hash,
 )
 
-__all__ = ["Entry", "Journal", "JournalError", "StoredState", "VerifyReport", "export", "verify"]
+__all__ = [
+    "Entry",
+    "Journal",
+    "JournalError",
+    "StorageFault",
+    "StoredState",
+    "VerifyReport",
+    "export",
+    "verify",
+]
 
 _INSERT_ENTRY = (
-    "INSERT INTO journal (seq, ts_ms, round_id, type, data, prev_hash, hash)"
-    " VALUES (?, ?, ?, ?, ?, ?, ?)"
+    "INSERT INTO journal (seq, ts_ms, round_id, type, data, prev_hash, state_hash, hash, mac)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _PUT_STATE = (
-    "INSERT INTO state (id, seq, hash, snapshot) VALUES (1, ?, ?, ?)"
+    "INSERT INTO state (id, seq, hash, rounds, snapshot) VALUES (1, ?, ?, ?, ?)"
     " ON CONFLICT (id) DO UPDATE SET seq = excluded.seq, hash = excluded.hash,"
-    " snapshot = excluded.snapshot"
+    " rounds = excluded.rounds, snapshot = excluded.snapshot"
 )
 _PUT_METER = (
     'INSERT INTO meters (level, "values") VALUES (?, ?)'
     ' ON CONFLICT (level) DO UPDATE SET "values" = excluded."values"'
 )
-_SELECT_ENTRIES = (
-    "SELECT seq, ts_ms, round_id, type, data, prev_hash, hash FROM journal"
-    " WHERE seq >= ? AND seq <= ? ORDER BY seq"
-)
+_COLUMNS = "seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac"
+_SELECT_ENTRIES = f"SELECT {_COLUMNS} FROM journal WHERE seq >= ? AND seq <= ? ORDER BY seq"
+#: The small tables power-up checks page by page (the journal table is checked by verify).
+_QUICK_CHECKED = ("meta", "state", "meters")
 
 
 def _is_int(value: object) -> bool:
@@ -63,82 +87,146 @@ def _is_int(value: object) -> bool:
 class Journal:
     """The single writer of one journal file. Used by one thread at a time (the owner thread)."""
 
-    def __init__(self, path: Path, conn: sqlite3.Connection, last_seq: int, last_hash: str) -> None:
+    def __init__(
+        self,
+        path: Path,
+        conn: sqlite3.Connection,
+        last_seq: int,
+        last_hash: str,
+        *,
+        rounds: int = 0,
+        meters: dict[str, str] | None = None,
+        key: bytes | None = None,
+        anchor: AnchorWriter | None = None,
+        meta: dict[str, str] | None = None,
+    ) -> None:
         self.path = path
         self._conn = conn
         self._last_seq = last_seq
         self._last_hash = last_hash
+        self._rounds = rounds
+        self._meters: dict[str, str] = dict(meters or {})
+        self._key = key
+        self._anchor = anchor
+        self.meta: dict[str, str] = dict(meta or {})
 
     # ----------------------------------------------------------------------------- opening
     @classmethod
     def open(
-        cls, path: str | Path, *, table_id: str | None = None, created_ms: int | None = None
+        cls,
+        path: str | Path,
+        *,
+        table_id: str | None = None,
+        created_ms: int | None = None,
+        asset_number: int | None = None,
+        config: Mapping[str, JSON] | None = None,
+        anchor: str | Path | None = None,
+        use_anchor: bool = True,
+        key: bytes | None = None,
     ) -> Journal:
         """Open the journal at ``path``, creating the file and its schema if it is new or empty.
 
-        An existing file must be our journal at `SCHEMA_VERSION` with its tables and triggers
-        intact, and (when ``table_id`` is given) belong to that table; otherwise `JournalError`.
-        ``created_ms`` (UTC ms, injected clock) is recorded in ``meta`` for a new file only.
+        A new file records ``table_id``, ``asset_number``, the game ``config`` and the key id
+        (``key``: the keyed chain) in ``meta``, all covered by the genesis hash that seq 1 chains
+        to. An existing file must be our journal at `SCHEMA_VERSION` with its tables and
+        triggers intact and belong to ``table_id`` (`JournalError`); its head must be vouched for
+        (`StorageFault`): the meta rows by seq 1, the last entry by its own hash (and MAC), the
+        stored snapshot, meters and round count by the last entry's state hash, and the anchor
+        (``anchor``, default ``<path>.anchor``) must not be ahead of the journal. Every check
+        reads a fixed number of rows: power-up takes the same time for any journal length.
         """
         p = Path(path)
         if p.is_dir():
             raise JournalError(f"{p}: is a directory, not a journal file")
+        anchor_path = (
+            (Path(anchor) if anchor is not None else default_anchor_path(p))
+            if (use_anchor)
+            else None
+        )
         new = not p.exists() or p.stat().st_size == 0
+        if new and anchor_path is not None:
+            cls._check_new_against_anchor(p, anchor_path)
         try:
             # The owner may open the journal before its thread starts: one thread at a time
             # uses it, not necessarily the one that opened it.
             conn = sqlite3.connect(str(p), isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise JournalError(f"{p}: cannot open: {exc}") from exc
+        writer: AnchorWriter | None = None
         try:
             if new:
-                cls._create_schema(conn, p, table_id, created_ms)
+                cls._create_schema(conn, p, table_id, created_ms, asset_number, config, key)
             else:
                 cls._check_schema(conn, p, table_id)
             for pragma in PRAGMAS:
                 row = conn.execute(pragma).fetchone()
                 if pragma.endswith("journal_mode=WAL") and (row is None or row[0] != "wal"):
                     raise JournalError(f"{p}: cannot switch to WAL mode (got {row})")
-            last = conn.execute(
-                "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
-            ).fetchone()
-            last_seq, last_hash = (0, GENESIS_HASH) if last is None else (last[0], last[1])
-            state = conn.execute("SELECT seq, hash FROM state WHERE id = 1").fetchone()
-            if (state is None and last_seq != 0) or (
-                state is not None and (state[0] != last_seq or state[1] != last_hash)
-            ):
-                raise JournalError(
-                    f"{p}: stored state reflects seq {None if state is None else state[0]} but "
-                    f"the journal ends at seq {last_seq}: refusing to append (run verify)"
-                )
-        except sqlite3.DatabaseError as exc:
+            journal = cls._vouch(conn, p, key, anchor_path)
+            if anchor_path is not None:
+                writer = AnchorWriter(anchor_path, key)
+                if journal._last_seq:
+                    writer.write(journal._last_seq, journal._last_hash)
+            journal._anchor = writer
+        except sqlite3.Error as exc:
             conn.close()
-            raise JournalError(f"{p}: not a usable journal: {exc}") from exc
+            if writer is not None:
+                writer.close()
+            raise StorageFault(f"{p}: storage fault: cannot read the journal: {exc}") from exc
+        except AnchorError as exc:
+            conn.close()
+            raise StorageFault(f"{p}: storage fault: {exc}") from exc
         except BaseException:
             conn.close()
+            if writer is not None:
+                writer.close()
             raise
-        return cls(p, conn, last_seq, last_hash)
+        return journal
+
+    @staticmethod
+    def _check_new_against_anchor(path: Path, anchor_path: Path) -> None:
+        try:
+            record = read_anchor(anchor_path)
+        except AnchorError as exc:
+            raise StorageFault(f"{path}: storage fault: {exc}") from exc
+        if record is not None and record.seq > 0:
+            raise StorageFault(
+                f"{path}: storage fault: the journal is empty or missing but its anchor "
+                f"{anchor_path} records seq {record.seq}: the journal file was lost or replaced "
+                "(restore it, or move the anchor away to start a new journal deliberately)"
+            )
 
     @staticmethod
     def _create_schema(
-        conn: sqlite3.Connection, path: Path, table_id: str | None, created_ms: int | None
+        conn: sqlite3.Connection,
+        path: Path,
+        table_id: str | None,
+        created_ms: int | None,
+        asset_number: int | None,
+        config: Mapping[str, JSON] | None,
+        key: bytes | None,
     ) -> None:
         created = time.time_ns() // 1_000_000 if created_ms is None else created_ms
         if not _is_int(created):
             raise JournalError(f"{path}: created_ms must be an int (UTC ms), got {created!r}")
+        if asset_number is not None and not _is_int(asset_number):
+            raise JournalError(f"{path}: asset_number must be an int, got {asset_number!r}")
+        config_text = "null" if config is None else canonical_json(dict(config), "config")
+        meta = {
+            "asset_number": "" if asset_number is None else str(asset_number),
+            "config": config_text,
+            "created": str(created),
+            "key_id": "" if key is None else key_id(key),
+            "schema_version": str(SCHEMA_VERSION),
+            "table_id": table_id or "",
+        }
+        assert tuple(sorted(meta)) == META_KEYS
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
             for statement in SCHEMA_SQL:
                 conn.execute(statement)
-            conn.executemany(
-                "INSERT INTO meta (key, value) VALUES (?, ?)",
-                [
-                    ("schema_version", str(SCHEMA_VERSION)),
-                    ("table_id", table_id or ""),
-                    ("created", str(created)),
-                ],
-            )
+            conn.executemany("INSERT INTO meta (key, value) VALUES (?, ?)", sorted(meta.items()))
             conn.execute(f"PRAGMA application_id={APPLICATION_ID}")
             conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
             conn.execute("COMMIT")
@@ -156,6 +244,110 @@ class Journal:
             if row is not None and row[0] != table_id:
                 raise JournalError(f"{path}: journal belongs to table {row[0]!r}, not {table_id!r}")
 
+    @classmethod
+    def _vouch(
+        cls, conn: sqlite3.Connection, p: Path, key: bytes | None, anchor_path: Path | None
+    ) -> Journal:
+        """The power-up storage check of the head (fixed cost); raises `StorageFault`."""
+
+        def fault(text: str) -> StorageFault:
+            return StorageFault(f"{p}: storage fault: {text} (run tablectl journal verify)")
+
+        for table in _QUICK_CHECKED:
+            rows = conn.execute(f"PRAGMA quick_check({table})").fetchall()
+            if rows != [("ok",)]:
+                raise fault(f"quick_check of table {table}: {rows[0][0]}")
+        meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        if tuple(sorted(meta)) != META_KEYS:
+            raise fault(f"meta holds keys {sorted(meta)}, expected {list(META_KEYS)}")
+        stored_key = meta["key_id"]
+        if stored_key and key is None:
+            raise JournalError(
+                f"{p}: the journal is keyed (key id {stored_key}) but no key file is configured"
+            )
+        if key is not None and stored_key != key_id(key):
+            raise JournalError(
+                f"{p}: the configured key (id {key_id(key)}) is not the journal's "
+                f"({stored_key or 'unkeyed journal'})"
+            )
+        first = conn.execute("SELECT prev_hash FROM journal WHERE seq = 1").fetchone()
+        if first is not None and first[0] != genesis_hash(meta):
+            raise fault("seq 1 does not chain to the meta rows (identity or configuration edited)")
+        last = conn.execute(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        meters = {
+            str(level): str(values)
+            for level, values in conn.execute('SELECT level, "values" FROM meters')
+        }
+        state = conn.execute(
+            "SELECT seq, hash, rounds, snapshot FROM state WHERE id = 1"
+        ).fetchone()
+        if last is None:
+            if state is not None or meters:
+                raise fault("stored state or meters without any journal entry")
+            cls._check_anchor(p, anchor_path, 0, None, key, conn)
+            return cls(p, conn, 0, genesis_hash(meta), key=key, meta=meta)
+        seq, ts_ms, round_id, type_, data, prev, digest, s_hash, mac = last
+        if entry_hash(seq, ts_ms, round_id, type_, data, prev, s_hash) != digest:
+            raise fault(f"the last entry, seq {seq}, does not match its hash")
+        if seq > 1:
+            before = conn.execute("SELECT hash FROM journal WHERE seq = ?", (seq - 1,)).fetchone()
+            if before is None or before[0] != prev:
+                raise fault(f"seq {seq} does not chain to seq {seq - 1}")
+        if key is not None and not hmac.compare_digest(mac, entry_mac(key, digest)):
+            raise fault(f"seq {seq}: the keyed chain's MAC does not match (entry rewritten)")
+        if state is None or state[0] != seq or state[1] != digest:
+            raise fault(
+                f"stored state reflects seq {None if state is None else state[0]} but the "
+                f"journal ends at seq {seq}: refusing to append"
+            )
+        if state_hash(state[3], meters_json(meters), state[2]) != s_hash:
+            raise fault(
+                f"the stored snapshot, meters or round count are not those seq {seq} recorded"
+            )
+        cls._check_anchor(p, anchor_path, seq, digest, key, conn)
+        return cls(p, conn, seq, digest, rounds=state[2], meters=meters, key=key, meta=meta)
+
+    @staticmethod
+    def _check_anchor(
+        p: Path,
+        anchor_path: Path | None,
+        last_seq: int,
+        last_hash: str | None,
+        key: bytes | None,
+        conn: sqlite3.Connection,
+    ) -> None:
+        if anchor_path is None:
+            return
+        record = read_anchor(anchor_path)
+        if record is None:
+            if last_seq > 0:
+                raise StorageFault(
+                    f"{p}: storage fault: its anchor {anchor_path} is missing, so vanished "
+                    "entries cannot be ruled out (restore the anchor file; see docs/journal.md)"
+                )
+            return
+        if key is not None and not hmac.compare_digest(
+            record.mac, anchor_mac(key, record.seq, record.hash)
+        ):
+            raise StorageFault(f"{p}: storage fault: anchor {anchor_path}: MAC does not match")
+        if record.seq > last_seq:
+            raise StorageFault(
+                f"{p}: storage fault: the journal ends at seq {last_seq} but its anchor "
+                f"{anchor_path} records seq {record.seq}: {record.seq - last_seq} committed "
+                "entries have vanished (damaged WAL or a restored older copy); play refused, "
+                "nothing is appended"
+            )
+        if record.seq == last_seq:
+            same = record.hash == last_hash
+        else:
+            row = conn.execute("SELECT hash FROM journal WHERE seq = ?", (record.seq,)).fetchone()
+            same = row is not None and row[0] == record.hash
+        if record.seq and not same:
+            raise StorageFault(
+                f"{p}: storage fault: the entry at seq {record.seq} is not the one its anchor "
+                f"{anchor_path} records: the journal was rewritten or replaced"
+            )
+
     # ----------------------------------------------------------------------------- writing
     def append(
         self,
@@ -166,10 +358,13 @@ class Journal:
         snapshot: Mapping[str, JSON],
         meters: Mapping[str, Mapping[str, JSON]],
     ) -> Entry:
-        """Commit one entry plus the snapshot and meters it leads to, in one transaction.
+        """Commit one entry plus the snapshot and meters it leads to, in one transaction, then
+        make the anchor durable.
 
-        Nothing is written if any argument is invalid or any statement fails; the error names the
-        argument (``ValueError``) or the storage failure (`JournalError`).
+        ``meters`` must name every level already stored (levels are never dropped). Nothing is
+        written if any argument is invalid or any statement fails; the error names the argument
+        (``ValueError``) or the storage failure (`JournalError`). A failed anchor write after
+        the commit raises `JournalError` too: the entry is committed, the head is not anchored.
         """
         if not _is_int(ts_ms) or ts_ms < 0:
             raise ValueError(f"ts_ms: must be a non-negative int (UTC ms), got {ts_ms!r}")
@@ -183,15 +378,25 @@ class Journal:
             (level, canonical_json(check_json_object(values, f"meters[{level!r}]"), "meters"))
             for level, values in check_json_object(meters, "meters").items()
         ]
+        all_meters = {**self._meters, **dict(meter_rows)}
+        if len(all_meters) != len(meter_rows):
+            missing = sorted(set(self._meters) - {level for level, _ in meter_rows})
+            raise ValueError(f"meters: must name every stored level; missing {missing}")
         seq = self._last_seq + 1
         prev = self._last_hash
-        digest = entry_hash(seq, ts_ms, round_id, type, data_json, prev)
+        rounds = self._rounds + (1 if completes_a_round(type, json.loads(data_json)) else 0)
+        s_hash = state_hash(snapshot_json, meters_json(all_meters), rounds)
+        digest = entry_hash(seq, ts_ms, round_id, type, data_json, prev, s_hash)
+        mac = "" if self._key is None else entry_mac(self._key, digest)
         conn = self._conn
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute(_INSERT_ENTRY, (seq, ts_ms, round_id, type, data_json, prev, digest))
-                conn.execute(_PUT_STATE, (seq, digest, snapshot_json))
+                conn.execute(
+                    _INSERT_ENTRY,
+                    (seq, ts_ms, round_id, type, data_json, prev, s_hash, digest, mac),
+                )
+                conn.execute(_PUT_STATE, (seq, digest, rounds, snapshot_json))
                 if meter_rows:
                     conn.executemany(_PUT_METER, meter_rows)
                 conn.execute("COMMIT")
@@ -203,28 +408,46 @@ class Journal:
             raise JournalError(f"{self.path}: append of seq {seq} ({type}) failed: {exc}") from exc
         self._last_seq = seq
         self._last_hash = digest
-        return Entry(seq, ts_ms, round_id, type, json.loads(data_json), prev, digest)
+        self._rounds = rounds
+        self._meters = all_meters
+        if self._anchor is not None:
+            try:
+                self._anchor.write(seq, digest)
+            except AnchorError as exc:
+                raise JournalError(f"{self.path}: seq {seq} committed but {exc}") from exc
+        return Entry(seq, ts_ms, round_id, type, json.loads(data_json), prev, digest, s_hash, mac)
 
     # ----------------------------------------------------------------------------- reading
     def last_state(self) -> StoredState | None:
-        """The stored snapshot, meters and last hash, or None for an empty journal. Reads two
-        small tables: never replays, so it takes the same time whatever the journal's length."""
-        row = self._conn.execute("SELECT seq, hash, snapshot FROM state WHERE id = 1").fetchone()
+        """The stored snapshot, meters, round count and last hash, or None for an empty journal.
+        Reads two small tables: never replays, so it takes the same time whatever the journal's
+        length. (Power-up has already checked them against the last entry's state hash.)"""
+        row = self._conn.execute(
+            "SELECT seq, hash, rounds, snapshot FROM state WHERE id = 1"
+        ).fetchone()
         if row is None:
             return None
         meters = {
             level: decode_object(values, f"meters[{level!r}]")
             for level, values in self._conn.execute('SELECT level, "values" FROM meters')
         }
-        return StoredState(row[0], decode_object(row[2], "state.snapshot"), meters, row[1])
+        return StoredState(row[0], decode_object(row[3], "state.snapshot"), meters, row[1], row[2])
 
     def entries(self, from_seq: int = 1, to_seq: int | None = None) -> Iterator[Entry]:
         """Stream entries ``from_seq..to_seq`` (inclusive) in order, one row at a time."""
         upper = self._last_seq if to_seq is None else to_seq
         cursor = self._conn.execute(_SELECT_ENTRIES, (from_seq, upper))
-        for seq, ts_ms, round_id, type_, data, prev, digest in cursor:
+        for seq, ts_ms, round_id, type_, data, prev, digest, s_hash, mac in cursor:
             yield Entry(
-                seq, ts_ms, round_id, type_, decode_object(data, f"seq {seq}: data"), prev, digest
+                seq,
+                ts_ms,
+                round_id,
+                type_,
+                decode_object(data, f"seq {seq}: data"),
+                prev,
+                digest,
+                s_hash,
+                mac,
             )
 
     def count(self) -> int:
@@ -232,11 +455,25 @@ class Journal:
         return self._last_seq
 
     @property
+    def rounds(self) -> int:
+        """Completed rounds (accepted ``round_completed`` entries), kept in the state row."""
+        return self._rounds
+
+    @property
     def last_hash(self) -> str:
         return self._last_hash
 
+    @property
+    def recorded_config(self) -> dict[str, JSON] | None:
+        """The game configuration the journal began with (``meta.config``), or None."""
+        value = json.loads(self.meta.get("config", "null"))
+        return value if isinstance(value, dict) else None
+
     def close(self) -> None:
         self._conn.close()
+        if self._anchor is not None:
+            self._anchor.close()
+            self._anchor = None
 
     def __enter__(self) -> Journal:
         return self
@@ -248,38 +485,3 @@ class Journal:
         tb: TracebackType | None,
     ) -> None:
         self.close()
-
-    # ----------------------------------------------------------------------------- bench/test only
-    def _bulk_load_for_bench(self, count: int, ts_ms: int = 0, batch: int = 50_000) -> None:
-        """Append ``count`` small entries with a valid chain, fast (bench and tests only).
-
-        Entries are ``tick`` events with ``{"n": i}``; one round_completed every 100 entries.
-        Uses ``synchronous=OFF`` while loading, then restores FULL and writes the state row.
-        """
-        conn = self._conn
-        conn.execute("PRAGMA synchronous=OFF")
-        try:
-            seq, prev = self._last_seq, self._last_hash
-            remaining = count
-            while remaining > 0:
-                rows = []
-                for _ in range(min(batch, remaining)):
-                    seq += 1
-                    type_ = "round_completed" if seq % 100 == 0 else "tick"
-                    data_json = f'{{"n":{seq}}}'
-                    rnd = seq // 100
-                    digest = entry_hash(seq, ts_ms + seq, rnd, type_, data_json, prev)
-                    rows.append((seq, ts_ms + seq, rnd, type_, data_json, prev, digest))
-                    prev = digest
-                conn.execute("BEGIN IMMEDIATE")
-                try:
-                    conn.executemany(_INSERT_ENTRY, rows)
-                    conn.execute(_PUT_STATE, (seq, prev, canonical_json({"n": seq}, "snapshot")))
-                    conn.execute("COMMIT")
-                except BaseException:
-                    conn.execute("ROLLBACK")
-                    raise
-                self._last_seq, self._last_hash = seq, prev
-                remaining -= len(rows)
-        finally:
-            conn.execute("PRAGMA synchronous=FULL")

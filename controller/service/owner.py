@@ -8,9 +8,12 @@ Responsible for the event flow of DESIGN.md, in this order, one event at a time:
        drawing from the injected source (the OS CSPRNG on real hardware) and processing
        ``rng_drawn`` next, ``post`` by processing that event next;
     5. publish an immutable `PublicSnapshot` (an attribute swapped atomically) for readers.
-Deadlines are waits on the queue with a timeout (no timer threads). Power-up restores the stored
-snapshot (no replay), journals ``power_up`` with the software hash and the storage check, and
-re-applies the committed state's outputs, which repairs a crash between commit and output.
+Deadlines are waits on the queue with a timeout (no timer threads). Power-up opens the journal,
+which vouches for its head (the stored snapshot, meters and round count are those the last
+entry's state hash records; the anchor is not ahead), restores the stored snapshot (no replay),
+journals ``power_up`` with the software hash, re-applies the committed state's outputs (which
+repairs a crash between commit and output), then compares the configuration file with the
+journal's (`controller.service.restart`). Every power-up step reads a fixed number of rows.
 
 Other threads only call `Owner.post` (or `Owner.post_tracked`, whose `Receipt` tells the poster
 the seq and effects of its event's entry once committed), `Owner.stop`, read `Owner.public` and
@@ -21,16 +24,19 @@ a reader touch the machine or the database, and never start a timer thread.
 A draw source that fails or returns anything but 1..7 gives ``fault_raised RNG_FAILURE`` (nothing
 is drawn or shown); a device adapter that raises gives ``fault_raised DEVICE_OUTPUT``.
 
-Storage failure (an append raises `JournalError`): the machine has stepped past the journal, so
-its state can no longer be trusted. The owner applies none of that event's effects, puts the table
-in the safe state with the fault glyph, sets ``storage_fault`` in the public snapshot and refuses
-every later event (logged, never stepped) until a restart re-reads the last committed state.
+Storage fault at power-up (`StorageFault`: the storage check failed, the journal cannot be
+read, its head is not vouched for, it is behind its anchor): nothing is appended, the table goes
+to the safe state with the fault glyph and `start` raises it. Storage failure while running (an
+append raises `JournalError`): the machine has stepped past the journal, so its state can no
+longer be trusted. The owner applies none of that event's effects, puts the table in the safe
+state with the fault glyph, sets ``storage_fault`` in the public snapshot and refuses every later
+event (logged, never stepped). No supervisor action clears either: only a restart whose power-up
+passes the storage check (NJ 13:69E-1.39B(h): recover to the prior, committed state).
 """
 
 from __future__ import annotations
 
 import collections
-import json
 import logging
 import queue
 import sqlite3
@@ -42,14 +48,14 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from controller.journal.audit import connect_read_only
+from controller.journal.anchor import AnchorError, load_key
 from controller.journal.format import (
-    ROUND_COMPLETED,
+    StorageFault,
     canonical_json,
     check_json_object,
-    completes_a_round,
 )
 from controller.journal.store import Journal, JournalError
+from controller.service import restart
 from controller.service.rng import DrawSource, check_draw, draw_position
 from fsm.round.events import JSON, Effect, Event
 
@@ -129,6 +135,9 @@ class PublicSnapshot:
     meters: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     storage_fault: str | None = None
     last_event: str = ""
+    #: keys of the configuration file that differ from the journal's while the table is open:
+    #: journaled as ``config_pending``, applied when the table next closes
+    config_pending: tuple[str, ...] = ()
 
 
 @dataclass
@@ -179,21 +188,6 @@ class _Tracked:
 _STOP = object()
 
 
-def count_rounds(path: str | Path) -> int:
-    """Entries of type ``round_completed`` in the journal at ``path`` (0 for no file)."""
-    p = Path(path)
-    if not p.exists() or p.stat().st_size == 0:
-        return 0
-    conn = connect_read_only(p)
-    try:
-        rows = conn.execute("SELECT data FROM journal WHERE type = ?", (ROUND_COMPLETED,))
-        return sum(completes_a_round(ROUND_COMPLETED, json.loads(data)) for (data,) in rows)
-    except sqlite3.Error:
-        return 0
-    finally:
-        conn.close()
-
-
 class Owner:
     """The owner thread of one table. Build, `start` (which runs the power-up), `post` events,
     `stop`. Only the owner thread touches the machine, the journal and the devices."""
@@ -209,6 +203,10 @@ class Owner:
         software_hash: Callable[[], str] | None = None,
         storage_check: Callable[[Path], list[str]] | None = None,
         table_id: str | None = None,
+        asset_number: int | None = None,
+        game_config: Mapping[str, JSON] | None = None,
+        anchor_path: str | Path | None = None,
+        key_file: str | Path | None = None,
     ) -> None:
         self.journal_path = Path(journal_path)
         self._make_machine = make_machine
@@ -218,6 +216,12 @@ class Owner:
         self._software_hash = software_hash
         self._storage_check = storage_check
         self._table_id = table_id
+        self._asset_number = asset_number
+        self._game_config = None if game_config is None else dict(game_config)
+        self._anchor_path = None if anchor_path is None else Path(anchor_path)
+        self._key_file = None if key_file is None else Path(key_file)
+        self._config_pending: tuple[str, ...] = ()
+        self._config_refused = False
         self._queue: queue.Queue[Event | _Tracked | object] = queue.Queue()
         self._front: collections.deque[Event] = collections.deque()
         self._machine: Machine | None = None
@@ -333,29 +337,57 @@ class Owner:
         return clock_synchronised()
 
     def _power_up(self) -> None:
+        """Open and vouch for the journal, restore, journal ``power_up``, re-apply outputs.
+
+        Anything that makes the journal untrustworthy (the storage check's problems, a head the
+        chain does not vouch for, a journal behind its anchor, any SQLite error while reading)
+        is a `StorageFault`: nothing is appended, the table goes to the safe state with the
+        fault glyph, and `start` raises it. Only a restart that passes the check clears it.
+        """
         from controller.service import selfcheck
 
         path = self.journal_path
-        storage_check = self._storage_check or selfcheck.check_storage
-        problems = list(storage_check(path))
-        software = (self._software_hash or selfcheck.software_hash)()
-        self._rounds = count_rounds(path)
-        self._journal = Journal.open(path, table_id=self._table_id, created_ms=self._now_ms())
-        stored = self._journal.last_state()
-        pending: list[Effect] = []
-        if stored is None:
-            self._machine = self._make_machine(None)
-        else:
-            self._machine = self._make_machine(stored.snapshot)
-            last = next(self._journal.entries(stored.seq, stored.seq), None)
-            effects = [] if last is None else last.data.get("effects", [])
-            # a post / draw_rng of the last committed entry was never processed (it would be
-            # the next entry): the crash came between commit and output
-            pending = [e for e in effects if isinstance(e, dict) and e.get("type") in OWNER_EFFECTS]
+        try:
+            if self._storage_check is not None:
+                problems = list(self._storage_check(path))
+            else:  # the power-up check: fixed cost (the full check is verify's, maintenance's)
+                problems = selfcheck.check_storage(path, full=False)
+            if problems:
+                raise StorageFault(f"{path}: storage fault: {'; '.join(problems)[:500]}")
+            software = (self._software_hash or selfcheck.software_hash)()
+            key = None if self._key_file is None else load_key(self._key_file)
+            self._journal = Journal.open(
+                path,
+                table_id=self._table_id,
+                created_ms=self._now_ms(),
+                asset_number=self._asset_number,
+                config=self._game_config,
+                anchor=self._anchor_path,
+                key=key,
+            )
+            stored = self._journal.last_state()
+            pending: list[Effect] = []
+            if stored is None:
+                self._machine = self._make_machine(None)
+            else:
+                self._machine = self._make_machine(stored.snapshot)
+                last = next(self._journal.entries(stored.seq, stored.seq), None)
+                effects = [] if last is None else last.data.get("effects", [])
+                # a post / draw_rng of the last committed entry was never processed (it would
+                # be the next entry): the crash came between commit and output
+                pending = [
+                    e for e in effects if isinstance(e, dict) and e.get("type") in OWNER_EFFECTS
+                ]
+        except (sqlite3.Error, ValueError, AnchorError) as exc:
+            self._refuse_storage(StorageFault(f"{path}: storage fault at power-up: {exc}"))
+        except StorageFault as exc:
+            self._refuse_storage(exc)
+        assert self._journal is not None and self._machine is not None
         self._seq = self._journal.count()
+        self._rounds = self._journal.rounds
         data: dict[str, JSON] = {
             "software_hash": software,
-            "storage": {"ok": not problems, "problems": problems},
+            "storage": {"ok": True, "problems": []},
             "restored_seq": 0 if stored is None else stored.seq,
             # a Pi has no RTC: false = this and later timestamps predate time sync (timesync.py)
             "clock_synced": self._clock_synced(),
@@ -374,15 +406,50 @@ class Owner:
             event = self._owner_effect_event(effect)
             if event is not None:
                 self._front.appendleft(event)
-        if problems:
-            detail = "; ".join(problems)[:500]
-            self._front.append(
-                Event(
-                    "fault_raised", {"code": "STORAGE_CHECK", "device": "journal", "detail": detail}
-                )
-            )
         self._drain_front()
+        self._compare_config(at_power_up=True)
         self._publish("power_up")
+
+    def _refuse_storage(self, fault: StorageFault) -> None:
+        """A storage fault at power-up: safe state with the fault glyph, nothing appended."""
+        log.critical("%s", fault)
+        self._storage_fault = str(fault)
+        try:
+            self._devices.safe_state("F")
+        except Exception:
+            log.exception("could not put the table in the safe state")
+        raise fault
+
+    def _compare_config(self, at_power_up: bool = False) -> None:
+        """The configuration file against the journal's (restart): journaled and applied when
+        the table is closed, else one ``config_pending`` entry and applied at the next close."""
+        machine = self._machine
+        if self._game_config is None or machine is None or self._storage_fault:
+            return
+        if not at_power_up and (not self._config_pending or self._config_refused):
+            return
+        journaled = machine.snapshot().get("config")
+        differences = restart.config_differences(journaled, self._game_config)
+        if not differences:
+            self._config_pending = ()
+            return
+        if machine.state != "Closed":
+            if at_power_up:
+                self._config_pending = tuple(key for key, _, _ in differences)
+                self._process(restart.pending_event(differences))
+            return
+        for event in restart.change_events(differences):
+            committed = self._process(event)
+            self._drain_front()
+            if event.type == "config_changed" and committed is not None:
+                refused = [e for e in committed[1] if e.get("type") == "rejected"]
+                if refused:
+                    log.error("configuration file refused by the table: %s", refused[0])
+                    self._config_refused = True
+        if not self._config_refused:
+            self._config_pending = ()
+        else:
+            self._config_pending = tuple(key for key, _, _ in differences)
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
@@ -426,6 +493,7 @@ class Owner:
         try:
             committed = self._process(event)
             self._drain_front()
+            self._compare_config()
         finally:
             self._publish(event.type)
             if receipt is not None:
@@ -466,8 +534,7 @@ class Owner:
             self._fail_storage(event, exc)
             return None
         self._seq = entry.seq
-        if completes_a_round(event.type, data):
-            self._rounds += 1
+        self._rounds = journal.rounds
         posted: list[Event] = []
         self._apply(effects, posted)
         for follow in reversed(posted):
@@ -539,7 +606,7 @@ class Owner:
             old = self.public
             public = PublicSnapshot(
                 old.seq, old.ts_ms, "Fault", old.round_id, old.rounds_completed, old.view,
-                old.meters, self._storage_fault, last_event,
+                old.meters, self._storage_fault, last_event, self._config_pending,
             )  # fmt: skip
         else:
             public = PublicSnapshot(
@@ -552,6 +619,7 @@ class Owner:
                 meters=_freeze(machine.meters()),
                 storage_fault=None,
                 last_event=last_event,
+                config_pending=self._config_pending,
             )
         with self._cond:
             self.public = public

@@ -3,9 +3,10 @@
 `software_manifest` hashes every ``.py`` and ``.toml`` file (code, pay tables, house ways) of the
 installed ``fsm``, ``drivers`` and ``controller`` packages (SHA-256 each); `software_hash`
 condenses the manifest into one SHA-256 that the power-up journal entry records (table-rules.md:
-"an authentication of its own software ... a SHA-256 manifest"; NJ 13:69E-1.39). `check_storage`
-reports why the journal's storage cannot be trusted (SQLite integrity_check, not our journal, no
-free space).
+"an authentication of its own software ... a SHA-256 manifest"; NJ 13:69E-1.39; NY
+5321.18(b)(3)(iv) self-check). `check_storage` reports why the journal's storage cannot be trusted
+(not our journal, no free space, and SQLite's page check: at power-up ``quick_check`` of the small
+tables, a fixed cost; the full ``integrity_check`` of the whole file in verify and maintenance).
 
 This module only reads: it must never modify a file, never import the packages it hashes (it
 locates them), and never decide whether play goes on (the caller does, from the problems).
@@ -33,6 +34,8 @@ SOFTWARE_PACKAGES: tuple[str, ...] = ("fsm", "drivers", "controller")
 # change the hash as surely as changed code.
 SOFTWARE_SUFFIXES: tuple[str, ...] = (".py", ".toml")
 MIN_FREE_BYTES = 16 * 1024 * 1024
+#: The tables power-up reads (their pages are checked at every power-up).
+QUICK_CHECKED = ("meta", "state", "meters")
 
 
 def _package_dir(name: str) -> Path:
@@ -87,8 +90,10 @@ def check_storage(
     """Problems with the journal's storage at ``path`` (empty list = usable).
 
     A missing file is not a problem (power-up creates it) as long as its directory exists.
-    Otherwise: SQLite ``integrity_check`` (``quick_check`` when ``full`` is false), that the file
-    is our journal at the current schema, and at least ``min_free_bytes`` free on its disk.
+    Otherwise: SQLite ``integrity_check`` of the whole file (``full``) or ``quick_check`` of the
+    small tables (``meta``, ``state``, ``meters``: what power-up reads, at a cost independent of
+    the journal's length), that the file is our journal at the current schema, and at least
+    ``min_free_bytes`` free on its disk. Any SQLite error is a problem, never ignored.
     """
     p = Path(path)
     problems: list[str] = []
@@ -105,11 +110,17 @@ def check_storage(
     except (JournalError, sqlite3.Error) as exc:
         return [*problems, f"{p}: cannot open: {exc}"]
     try:
-        check = "PRAGMA integrity_check" if full else "PRAGMA quick_check"
-        rows = conn.execute(check).fetchall()
-        if rows != [("ok",)]:
-            problems.extend(f"{p}: {check[7:]}: {row[0]}" for row in rows)
-        problems.extend(f"{p}: {problem}" for problem in schema_problems(conn))
+        schema = schema_problems(conn)
+        checks = (
+            ["PRAGMA integrity_check"]
+            if full or schema
+            else [f"PRAGMA quick_check({table})" for table in QUICK_CHECKED]
+        )
+        for check in checks:
+            rows = conn.execute(check).fetchall()
+            if rows != [("ok",)]:
+                problems.extend(f"{p}: {check[7:]}: {row[0]}" for row in rows)
+        problems.extend(f"{p}: {problem}" for problem in schema)
     except sqlite3.Error as exc:
         problems.append(f"{p}: {exc}")
     finally:

@@ -27,6 +27,7 @@ from types import FrameType
 from typing import Any, Protocol, TextIO
 
 from controller.config import SIMULATED_TABLE, TableConfig, load_config
+from controller.journal.lock import owner_journal_options
 from controller.service.devices import InputPort, TableDevices
 from controller.service.meter_sign import SignReader
 from controller.service.owner import Owner, PublicSnapshot, utc_now_ms
@@ -152,7 +153,7 @@ def build_service(
         table,
         now_ms=now_ms,
         draw=SeededDraw(seed),
-        table_id=config.table.id,
+        **owner_journal_options(config),
     )
     owner_box.append(owner)
     pins = MockPins(factory, config.pins, chain)
@@ -244,10 +245,11 @@ def _status_line(snap: PublicSnapshot) -> str:
         f"{name} ${int(m.get('display_cents', 0)) / 100:,.2f} ({int(m.get('hits', 0))} hits)"
         for name, m in snap.meters.items()
     )
+    pending = f" | config pending: {', '.join(snap.config_pending)}" if snap.config_pending else ""
     return (
         f"{snap.rounds_completed} round{'' if snap.rounds_completed == 1 else 's'} | "
         f"journal seq {snap.seq} | {snap.state} | "
-        f"display {snap.view.get('display', '?')!r} | {shown}"
+        f"display {snap.view.get('display', '?')!r} | {shown}{pending}"
     )
 
 

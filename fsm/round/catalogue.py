@@ -58,6 +58,7 @@ EVENT_FIELDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "power_up": ((), ("software_hash", "storage", "restored_seq", "clock_synced")),
     "supervisor_key": (("on",), ()),
     "device_recovered": (("device",), ("code",)),
+    "config_pending": (("keys", "changes"), ("via",)),
 }
 
 EFFECT_TYPES: dict[str, str] = {

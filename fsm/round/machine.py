@@ -551,6 +551,7 @@ _PLANNERS: dict[str, Callable[[RoundMachine, Mapping[str, JSON]], Plan]] = {
     "panel_void": _p_panel_void,
     "console_refused": _p_informational,
     "device_recovered": _p_informational,
+    "config_pending": _p_informational,
     "table_opened": _p_table_opened,
     "table_closed": _p_table_closed,
     "maintenance_entered": _p_maintenance_entered,

@@ -146,7 +146,7 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "shaker_lid": [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)],
 }
 # Informational inputs, journaled and accepted in every state, changing nothing.
-INFORMATIONAL = ("power_up", "device_recovered", "console_refused")
+INFORMATIONAL = ("power_up", "device_recovered", "console_refused", "config_pending")
 # The supervisor key switch is accepted in every state; its position is kept for the panel.
 TRANSITIONS["supervisor_key"] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]
 for _name in INFORMATIONAL:
