@@ -7,6 +7,7 @@ does (step, then ONE append of the entry with its effects, the snapshot and the 
 
 from __future__ import annotations
 
+import json
 from collections import deque
 from pathlib import Path
 from typing import Any
@@ -29,7 +30,12 @@ class TableDriver:
     ) -> None:
         self.config = config or GameConfig(table_id="T9")
         self.machine = RoundMachine(self.config)
-        self.journal = Journal.open(path, table_id=self.config.table_id, created_ms=start_ms)
+        self.journal = Journal.open(
+            path,
+            table_id=self.config.table_id,
+            created_ms=start_ms,
+            config=self.config.to_mapping(),
+        )
         self.now = start_ms
         self.draws = deque(draws or [3, 5, 1, 7, 2, 6, 4])
         self.log: list[tuple[str, list[dict[str, Any]]]] = []
@@ -46,6 +52,8 @@ class TableDriver:
         first: list[dict[str, Any]] | None = None
         while pending:
             event = pending.popleft()
+            # the machine sees the data exactly as journaled (canonical JSON: sorted keys)
+            event = Event(event.type, json.loads(json.dumps(dict(event.data), sort_keys=True)))
             self.tick(10)
             effects = self.machine.step(event, self.now)
             self.journal.append(

@@ -42,6 +42,7 @@ def db(made: Path, tmp_path: Path) -> Path:
     """A private copy, so a test may tamper with it."""
     copy = tmp_path / "journal.db"
     shutil.copyfile(made, copy)
+    shutil.copyfile(made.with_name(made.name + ".anchor"), copy.with_name(copy.name + ".anchor"))
     return copy
 
 
@@ -54,7 +55,7 @@ def test_verify_passes_a_journal_written_by_the_machine(db: Path) -> None:
     done = tablectl("journal", "verify", "--db", str(db), "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
-    assert set(report) == {"ok", "entries", "rounds", "problems"}
+    assert set(report) == {"ok", "entries", "rounds", "problems", "power_ups", "notes"}
     assert report["ok"] is True
     assert report["entries"] == entry_count(db)
     assert report["rounds"] == 5  # five round_completed entries
@@ -101,7 +102,8 @@ def test_verify_fails_on_a_tampered_payout_and_names_the_entry(db: Path) -> None
 
 
 def test_verify_fails_when_stored_meters_differ_from_the_replay(db: Path) -> None:
-    """The stored meters must be what replaying every entry through the round machine gives."""
+    """The stored meters must be those the chain records (the last entry's state hash), which
+    the replay of every entry through the round machine reaches (NJ 13:69D-1.52(f))."""
     conn = sqlite3.connect(db)
     row = conn.execute("SELECT \"values\" FROM meters WHERE level = 'progressive'").fetchone()
     values = json.loads(row[0])
@@ -114,7 +116,7 @@ def test_verify_fails_when_stored_meters_differ_from_the_replay(db: Path) -> Non
     conn.close()
     done = tablectl("journal", "verify", "--db", str(db))
     assert done.returncode == 1
-    assert "replay: meter level 'progressive' differs" in done.stdout
+    assert "stored snapshot, meters or round count are not the state seq" in done.stdout
 
 
 def test_verify_text_output_says_ok_with_counts(db: Path) -> None:

@@ -15,42 +15,65 @@ import hashlib
 import io
 import json
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from controller.journal.store import Entry, Journal, JournalError, export, verify
+from controller.journal.store import Entry, Journal, JournalError, StorageFault, export, verify
 
-GENESIS = "0" * 64
+
+def canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
 
 
 def documented_hash(
-    seq: int, ts: int, round_id: int | None, type_: str, data: object, prev: str
+    seq: int, ts: int, round_id: int | None, type_: str, data: object, prev: str, state: str
 ) -> str:
     """docs/journal.md: SHA-256 hex of canonical JSON of [seq, ts_ms, round_id, type, data,
-    prev_hash] (sort_keys, separators (",", ":"), ensure_ascii)."""
-    text = json.dumps(
-        [seq, ts, round_id, type_, data, prev],
-        sort_keys=True,
-        separators=(",", ":"),
-        ensure_ascii=True,
-    )
+    prev_hash, state_hash] (sort_keys, separators (",", ":"), ensure_ascii)."""
+    text = canonical([seq, ts, round_id, type_, data, prev, state])
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def toy_replay(entries: Iterator[Entry]) -> tuple[dict[str, object], dict[str, object]]:
-    """A stand-in round machine for these tests: counts events and adds up ``cents``."""
-    events = 0
-    cents = 0
-    for entry in entries:
-        events += 1
-        cents += int(entry.data.get("cents", 0))
-    return {"events": events, "cents": cents}, {"main": {"cents": cents}}
+def documented_state_hash(snapshot: object, meters: object, rounds: int) -> str:
+    """docs/journal.md: SHA-256 of {"meters": ..., "rounds": ..., "snapshot": ...}."""
+    text = canonical({"meters": meters, "rounds": rounds, "snapshot": snapshot})
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def documented_genesis(path: Path) -> str:
+    """docs/journal.md: seq 1's prev_hash is SHA-256 of the canonical object of the meta rows."""
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    meta = dict(conn.execute("SELECT key, value FROM meta"))
+    conn.close()
+    return hashlib.sha256(canonical(meta).encode("ascii")).hexdigest()
+
+
+class ToyReplayer:
+    """A stand-in round machine for these tests: counts events and adds up ``cents``; its
+    recomputed effects are those recorded (``effects``, default none)."""
+
+    def __init__(self, config: object = None) -> None:
+        self.events = 0
+        self.cents = 0
+
+    def step(self, entry: Entry) -> list[object]:
+        self.events += 1
+        self.cents += int(entry.data.get("cents", 0))
+        return list(entry.data.get("effects", []))
+
+    def snapshot(self) -> dict[str, object]:
+        return {"events": self.events, "cents": self.cents}
+
+    def meters(self) -> dict[str, object]:
+        return {"main": {"cents": self.cents}}
+
+
+toy_replay = ToyReplayer
 
 
 def fill(journal: Journal, count: int, start_ts: int = 1_700_000_000_000) -> list[Entry]:
-    """Append ``count`` entries whose snapshot and meters follow `toy_replay`."""
+    """Append ``count`` entries whose snapshot and meters follow `ToyReplayer`."""
     made: list[Entry] = []
     base = journal.count()
     state = journal.last_state()
@@ -95,10 +118,16 @@ def test_every_entry_is_numbered_and_chained_to_the_previous_hash(path: Path) ->
         stored = list(journal.entries())
     assert [e.seq for e in stored] == list(range(1, 301))
     assert stored == made
-    prev = GENESIS
+    prev = documented_genesis(path)
+    cents = 0
     for e in stored:
+        cents += e.seq
+        state = documented_state_hash(
+            {"events": e.seq, "cents": cents}, {"main": {"cents": cents}}, e.seq // 4
+        )
+        assert e.state_hash == state
         assert e.prev_hash == prev
-        assert e.hash == documented_hash(e.seq, e.ts_ms, e.round_id, e.type, e.data, prev)
+        assert e.hash == documented_hash(e.seq, e.ts_ms, e.round_id, e.type, e.data, prev, state)
         prev = e.hash
     report = verify(path)
     assert report.ok, report.problems
@@ -108,17 +137,23 @@ def test_every_entry_is_numbered_and_chained_to_the_previous_hash(path: Path) ->
 def test_hash_covers_non_ascii_type_and_data_with_the_documented_encoding(path: Path) -> None:
     with Journal.open(path, created_ms=0) as journal:
         e = journal.append(5, None, "note_é", {"text": "reine ♥", "list": [1, 2]}, {}, {})
+    state = documented_state_hash({}, {}, 0)
     assert e.hash == documented_hash(
-        1, 5, None, "note_é", {"list": [1, 2], "text": "reine ♥"}, GENESIS
+        1, 5, None, "note_é", {"list": [1, 2], "text": "reine ♥"}, documented_genesis(path), state
     )
     assert verify(path).ok
 
 
 def test_the_worked_example_of_docs_journal_md_holds(path: Path) -> None:
-    """docs/journal.md gives one entry and its hash, computed with hashlib by hand."""
-    with Journal.open(path, created_ms=0) as journal:
+    """docs/journal.md gives one journal's genesis, one entry and their hashes, computed with
+    hashlib by hand."""
+    with Journal.open(path, table_id="T1", created_ms=0) as journal:
         e = journal.append(5, None, "power_up", {"software": "ab"}, {}, {})
-    assert e.hash == "eb7efbfa0689e81d5a55d76de1506f5822afd5ff871d80c03cb5f0b3665880c5"
+    assert documented_genesis(path) == (
+        "1ae04847479797596217ed209d763bef04ba6ef5da1e2836b367ab4a6dbc2fd8"
+    )
+    assert e.state_hash == "4d0bcc390ee9502f12a0b5a4d1ba582a5a9a0e52947eaedd17d01ef57d397cf5"
+    assert e.hash == "e5d3ce858007c6bd9757d8c9f600ff50fb7ef61368b535173515af10b3bed308"
 
 
 def test_reopening_resumes_seq_and_hash_chain(path: Path) -> None:
@@ -142,6 +177,9 @@ def test_entries_streams_a_range(path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------- append-only
+ZEROS = ("0" * 64, "0" * 64, "0" * 64)
+
+
 def test_triggers_refuse_update_and_delete_of_a_committed_entry(path: Path) -> None:
     """A recorded payout cannot be edited away (NJ 13:69D-1.52(f))."""
     with Journal.open(path, created_ms=0) as journal:
@@ -153,12 +191,12 @@ def test_triggers_refuse_update_and_delete_of_a_committed_entry(path: Path) -> N
         conn.execute("DELETE FROM journal WHERE seq = 5")
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):
         conn.execute(
-            "INSERT OR REPLACE INTO journal VALUES (3, 0, 0, 'x', '{}', ?, ?)", (GENESIS, GENESIS)
+            "INSERT OR REPLACE INTO journal VALUES (3, 0, 0, 'x', '{}', ?, ?, ?, '')", ZEROS
         )
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):  # a gap
-        conn.execute("INSERT INTO journal VALUES (9, 0, 0, 'x', '{}', ?, ?)", (GENESIS, GENESIS))
+        conn.execute("INSERT INTO journal VALUES (9, 0, 0, 'x', '{}', ?, ?, ?, '')", ZEROS)
     with pytest.raises(sqlite3.DatabaseError, match="append-only"):  # a broken link
-        conn.execute("INSERT INTO journal VALUES (6, 0, 0, 'x', '{}', ?, ?)", (GENESIS, GENESIS))
+        conn.execute("INSERT INTO journal VALUES (6, 0, 0, 'x', '{}', ?, ?, ?, '')", ZEROS)
     conn.close()
     report = verify(path, toy_replay)
     assert report.ok, report.problems
@@ -214,8 +252,10 @@ def test_truncated_tail_is_reported_by_the_stored_state(path: Path) -> None:
     for statement in _guard_sql():
         conn.execute(statement)
     conn.close()
-    assert verify(path).problems == ["stored state reflects seq 10 but the journal ends at seq 9"]
-    with pytest.raises(JournalError, match="stored state reflects seq 10"):
+    problems = verify(path).problems
+    assert "stored state reflects seq 10 but the journal ends at seq 9" in problems
+    assert any("anchor" in p and "records seq 10" in p for p in problems), problems
+    with pytest.raises(StorageFault, match="stored state reflects seq 10"):
         Journal.open(path)
 
 
@@ -291,11 +331,11 @@ def test_a_neutered_trigger_is_reported_as_altered(path: Path) -> None:
 def test_wrong_schema_version_is_refused(path: Path) -> None:
     Journal.open(path, created_ms=0).close()
     conn = raw(path)
-    conn.execute("PRAGMA user_version = 2")
+    conn.execute("PRAGMA user_version = 3")
     conn.close()
-    with pytest.raises(JournalError, match="schema version 2, this software reads 1"):
+    with pytest.raises(JournalError, match="schema version 3, this software reads 2"):
         Journal.open(path)
-    assert "schema version 2, this software reads 1" in verify(path).problems
+    assert "schema version 3, this software reads 2" in verify(path).problems
 
 
 def test_journal_of_another_table_is_refused(path: Path) -> None:
@@ -305,9 +345,12 @@ def test_journal_of_another_table_is_refused(path: Path) -> None:
     Journal.open(path, table_id="PG-01").close()
     conn = raw(path)
     assert dict(conn.execute("SELECT key, value FROM meta")) == {
-        "schema_version": "1",
-        "table_id": "PG-01",
+        "asset_number": "",
+        "config": "null",
         "created": "0",
+        "key_id": "",
+        "schema_version": "2",
+        "table_id": "PG-01",
     }
     conn.close()
 
@@ -340,7 +383,9 @@ def test_failure_between_entry_insert_and_state_update_rolls_back_all(path: Path
             "BEGIN SELECT RAISE(ABORT, 'simulated storage failure'); END"
         )
         with pytest.raises(JournalError, match=r"append of seq 4 .* simulated storage failure"):
-            journal.append(99, 1, "chip_detected", {"cents": 4}, {"events": 4, "cents": 10}, {})
+            journal.append(
+                99, 1, "chip_detected", {"cents": 4}, {"events": 4, "cents": 10}, {"main": {}}
+            )
         assert saboteur.execute("SELECT max(seq), count(*) FROM journal").fetchone() == (3, 3)
         assert journal.count() == 3
         assert journal.last_state() == before
@@ -370,11 +415,13 @@ def test_bad_arguments_name_the_argument_and_write_nothing(path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------- stored state
-def test_last_state_is_the_last_committed_snapshot_and_merged_meters(path: Path) -> None:
+def test_last_state_is_the_last_committed_snapshot_and_meters(path: Path) -> None:
     with Journal.open(path, created_ms=0) as journal:
         assert journal.last_state() is None
         journal.append(1, 1, "a", {}, {"k": 1}, {"L1": {"cents": 100}, "L2": {"cents": 5}})
-        last = journal.append(2, 1, "b", {}, {"k": 2}, {"L1": {"cents": 121}})
+        with pytest.raises(ValueError, match=r"meters: must name every stored level.*L2"):
+            journal.append(2, 1, "b", {}, {"k": 2}, {"L1": {"cents": 121}})
+        last = journal.append(2, 1, "b", {}, {"k": 2}, {"L1": {"cents": 121}, "L2": {"cents": 5}})
     with Journal.open(path) as journal:
         state = journal.last_state()
     assert state is not None
@@ -382,19 +429,6 @@ def test_last_state_is_the_last_committed_snapshot_and_merged_meters(path: Path)
     assert state.hash == last.hash
     assert state.snapshot == {"k": 2}
     assert state.meters == {"L1": {"cents": 121}, "L2": {"cents": 5}}
-
-
-def test_last_state_after_a_bulk_loaded_journal_reads_the_state_row(path: Path) -> None:
-    with Journal.open(path, created_ms=0) as journal:
-        journal._bulk_load_for_bench(5000)
-    with Journal.open(path) as journal:
-        state = journal.last_state()
-        assert journal.count() == 5000
-    assert state is not None
-    assert (state.seq, state.snapshot) == (5000, {"n": 5000})
-    report = verify(path)
-    assert report.ok, report.problems
-    assert (report.entries, report.rounds) == (5000, 50)
 
 
 def test_verify_reads_while_the_writer_holds_the_file(path: Path) -> None:
@@ -406,7 +440,10 @@ def test_verify_reads_while_the_writer_holds_the_file(path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------- replay hook
-def test_replay_that_does_not_reproduce_the_stored_snapshot_is_reported(path: Path) -> None:
+def test_a_stored_snapshot_the_chain_does_not_vouch_for_is_reported(path: Path) -> None:
+    """Issue 7 finding "rows outside the chain": the state and meters rows are bound by the last
+    entry's state hash, so writing the snapshot and meters a replay would give with another
+    value is detected, with or without a replay (NJ 13:69D-1.52(f))."""
     with Journal.open(path, created_ms=0) as journal:
         fill(journal, 8)
     assert verify(path, toy_replay).ok
@@ -414,26 +451,25 @@ def test_replay_that_does_not_reproduce_the_stored_snapshot_is_reported(path: Pa
     conn.execute('UPDATE state SET snapshot = \'{"cents":1,"events":8}\'')
     conn.execute("UPDATE meters SET \"values\" = '{\"cents\":35}' WHERE level = 'main'")
     conn.close()
-    problems = verify(path, toy_replay).problems
-    assert "replay: snapshot differs from the stored state at keys ['cents']" in problems
-    assert "replay: meter level 'main' differs (replayed {'cents': 36}, stored {'cents': 35})" in (
-        problems
-    )
-    assert verify(path).ok  # without replay the chain itself is intact
+    needle = "stored snapshot, meters or round count are not the state seq 8 recorded"
+    assert any(needle in p for p in verify(path, toy_replay).problems)
+    assert any(needle in p for p in verify(path).problems)
+    with pytest.raises(StorageFault, match="stored snapshot, meters or round count"):
+        Journal.open(path)
 
 
 def test_replay_that_raises_is_reported(path: Path) -> None:
     with Journal.open(path, created_ms=0) as journal:
         fill(journal, 3)
 
-    def broken(entries: Iterator[Entry]) -> tuple[dict[str, object], dict[str, object]]:
-        for entry in entries:
+    class Broken(ToyReplayer):
+        def step(self, entry: Entry) -> list[object]:
             if entry.seq == 2:
                 raise KeyError("position")
-        return {}, {}
+            return super().step(entry)
 
-    report = verify(path, broken)
-    assert report.problems == ["replay failed after seq 2: KeyError: 'position'"]
+    report = verify(path, Broken)
+    assert report.problems == ["replay failed at seq 2 (chip_detected): KeyError: 'position'"]
     assert report.entries == 3
 
 
@@ -456,17 +492,19 @@ def test_export_jsonl_carries_every_entry(path: Path) -> None:
 def test_export_csv_lets_an_auditor_recompute_every_hash(path: Path) -> None:
     with Journal.open(path, created_ms=0) as journal:
         fill(journal, 12)
-        journal.append(1, None, "power_up", {"software": "x"}, {"events": 13, "cents": 78}, {})
+        journal.append(
+            1, None, "power_up", {"software": "x"}, {"events": 13, "cents": 78}, {"main": {}}
+        )
     out = io.StringIO()
     assert export(path, "csv", out) == 13
     rows = list(csv.DictReader(io.StringIO(out.getvalue())))
-    prev = GENESIS
+    prev = documented_genesis(path)
     for row in rows:
         round_id = None if row["round"] == "" else int(row["round"])
         data = json.loads(row["data"])
         assert row["prev_hash"] == prev
         assert row["hash"] == documented_hash(
-            int(row["seq"]), int(row["ts"]), round_id, row["type"], data, prev
+            int(row["seq"]), int(row["ts"]), round_id, row["type"], data, prev, row["state_hash"]
         )
         prev = row["hash"]
     assert [int(r["seq"]) for r in rows] == list(range(1, 14))
@@ -497,7 +535,7 @@ def test_verify_of_a_live_journal_sees_one_consistent_snapshot(path: Path) -> No
         ts = 1_800_000_000_000
         while not stop.is_set():
             ts += 1
-            journal.append(ts, 1, "chip", {"position": 1}, {"n": ts}, {"L1": {"display": ts}})
+            journal.append(ts, 1, "chip", {"position": 1}, {"n": ts}, {"main": {"display": ts}})
             appended[0] += 1
 
     thread = threading.Thread(target=writer)
@@ -521,13 +559,13 @@ def test_verify_of_a_live_journal_sees_one_consistent_snapshot(path: Path) -> No
 def test_a_rejected_round_completed_is_not_a_completed_round(path: Path) -> None:
     """A round_completed re-posted after a restart and refused by the machine completes nothing:
     verify, the owner and the simulator's stop rule count only accepted ones."""
-    from controller.service.owner import count_rounds
-
     journal = Journal.open(path)
     snap: dict[str, object] = {"n": 1}
     journal.append(1, 1, "round_completed", {"round_id": 1, "effects": []}, snap, {})
     rejected = {"type": "rejected", "event": "round_completed", "reason": "not in RoundComplete"}
     journal.append(2, 2, "round_completed", {"round_id": 1, "effects": [rejected]}, snap, {})
+    assert journal.rounds == 1
     journal.close()
     assert verify(path).rounds == 1
-    assert count_rounds(path) == 1
+    with Journal.open(path) as again:  # the count is kept in the state row, read at power-up
+        assert again.rounds == 1

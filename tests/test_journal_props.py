@@ -12,7 +12,6 @@ from __future__ import annotations
 import sqlite3
 import string
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,16 +49,29 @@ events = st.lists(
 )
 
 
-def toy_replay(entries: Iterator[Entry]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Stand-in for the round machine: the snapshot follows the number and types of events."""
-    count = 0
-    rounds = 0
-    last = ""
-    for entry in entries:
-        count += 1
-        rounds += entry.type == "round_completed"
-        last = entry.type
-    return {"events": count, "last_type": last}, {"main": {"events": count, "rounds": rounds}}
+class ToyReplayer:
+    """Stand-in for the round machine: the snapshot follows the number and types of events; its
+    recomputed effects are the recorded ones."""
+
+    def __init__(self, config: object = None) -> None:
+        self.count = 0
+        self.rounds = 0
+        self.last = ""
+
+    def step(self, entry: Entry) -> list[Any]:
+        self.count += 1
+        self.rounds += entry.type == "round_completed"
+        self.last = entry.type
+        return list(entry.data.get("effects", []))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"events": self.count, "last_type": self.last}
+
+    def meters(self) -> dict[str, Any]:
+        return {"main": {"events": self.count, "rounds": self.rounds}}
+
+
+toy_replay = ToyReplayer
 
 
 def build(path: Path, evs: list[tuple[int, int | None, str, dict[str, Any]]]) -> list[Entry]:

@@ -253,23 +253,45 @@ def test_deadline_is_posted_by_the_loop_when_reached(db: Path) -> None:
 
 
 def test_power_up_journals_software_hash_and_storage_check(db: Path) -> None:
-    """table-rules.md self-check: the power-up entry records the software's SHA-256 and the
-    storage check; a failed storage check raises a STORAGE_CHECK fault."""
+    """table-rules.md self-check (NY 5321.18(b)(3)(iv)): the power-up entry records the
+    software's SHA-256 and the storage check that passed."""
     owner = Owner(
-        db,
-        ScriptMachine,
-        RecordingDevices(db),
-        now_ms=_clock(),
-        software_hash=lambda: "a" * 64,
-        storage_check=lambda p: [f"{p}: only 10 bytes free, need 16777216"],
+        db, ScriptMachine, RecordingDevices(db), now_ms=_clock(), software_hash=lambda: "a" * 64
     )
     owner.start()
     owner.stop()
     entries = _entries(db)
     assert entries[0][1] == "power_up"
     assert entries[0][2]["software_hash"] == "a" * 64
-    assert entries[0][2]["storage"]["ok"] is False
-    assert entries[1][1] == "fault_raised" and entries[1][2]["code"] == "STORAGE_CHECK"
+    assert entries[0][2]["storage"]["ok"] is True
+
+
+def test_a_failed_storage_check_refuses_play_and_appends_nothing(db: Path) -> None:
+    """A failed storage check is a storage fault (NJ 13:69E-1.39B(d)): the table goes to the
+    safe state with the fault glyph, nothing is appended, and start raises: no supervisor
+    action can clear it, only a restart whose check passes."""
+    from controller.journal.format import StorageFault
+
+    first = _owner(db, RecordingDevices(db))
+    first.start()
+    first.stop()
+    before = _entries(db)
+    devices = RecordingDevices(db)
+    owner = Owner(
+        db,
+        ScriptMachine,
+        devices,
+        now_ms=_clock(),
+        storage_check=lambda p: [f"{p}: only 10 bytes free, need 16777216"],
+    )
+    with pytest.raises(StorageFault, match="only 10 bytes free"):
+        owner.start()
+    assert _entries(db) == before
+    assert devices.safe[:1] == ["F"] and devices.applied == []
+    again = _owner(db, RecordingDevices(db))  # a restart that passes the check: play resumes
+    again.start()
+    again.stop()
+    assert [t for _, t, _ in _entries(db)] == ["power_up", "power_up"]
 
 
 def test_power_up_reapplies_outputs_of_the_committed_state(db: Path) -> None:

@@ -15,19 +15,17 @@ import io
 import json
 import sqlite3
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from controller import cli
+from controller.cli.journal import MachineReplayer
 from controller.config import SIMULATED_TABLE
-from controller.journal.format import Entry
 from controller.journal.store import verify
 from controller.sim.simulate import build_service, load_sim_config, run_headless
 from fsm.round.config import GameConfig
-from fsm.round.machine import replay
 
 
 def _game() -> GameConfig:
@@ -35,10 +33,8 @@ def _game() -> GameConfig:
 
 
 def _replayer(game: GameConfig) -> Any:
-    def run(entries: Iterator[Entry]) -> tuple[dict[str, Any], dict[str, Any]]:
-        return replay(game, entries)
-
-    return run
+    """verify's replay: the round machine re-run from ``game``, effects compared per entry."""
+    return lambda recorded: MachineReplayer(game)
 
 
 def _rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:

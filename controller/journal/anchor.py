@@ -101,8 +101,9 @@ class AnchorWriter:
         created = not self.path.exists()
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o640)
-            if os.fstat(self._fd).st_size < ANCHOR_SIZE:
-                os.pwrite(self._fd, b" " * (ANCHOR_SIZE - 1) + b"\n", 0)
+            if os.fstat(self._fd).st_size < ANCHOR_SIZE:  # new: "seq 0" (an empty journal)
+                empty = _slot_text(AnchorRecord(0, "0" * 64, self._mac(0, "0" * 64)))
+                os.pwrite(self._fd, empty + b" " * (SLOT - 1) + b"\n", 0)
                 os.fsync(self._fd)
             if created:
                 _fsync_dir(self.path.parent)
@@ -111,12 +112,15 @@ class AnchorWriter:
 
     def write(self, seq: int, digest: str) -> None:
         """Make ``(seq, digest)`` durable before returning (`AnchorError` if it cannot)."""
-        mac = "" if self._key is None else anchor_mac(self._key, seq, digest)
+        mac = self._mac(seq, digest)
         try:
             os.pwrite(self._fd, _slot_text(AnchorRecord(seq, digest, mac)), (seq % 2) * SLOT)
             os.fdatasync(self._fd)
         except OSError as exc:
             raise AnchorError(f"anchor {self.path}: write of seq {seq} failed: {exc}") from exc
+
+    def _mac(self, seq: int, digest: str) -> str:
+        return "" if self._key is None else anchor_mac(self._key, seq, digest)
 
     def close(self) -> None:
         if self._fd >= 0:

@@ -22,7 +22,13 @@ from typing import Literal, Protocol, TextIO
 
 import sqlite_utils
 
-from controller.journal.anchor import AnchorError, anchor_mac, default_anchor_path, read_anchor
+from controller.journal.anchor import (
+    AnchorError,
+    AnchorRecord,
+    anchor_mac,
+    default_anchor_path,
+    read_anchor,
+)
 from controller.journal.format import (
     APPLICATION_ID,
     EXPECTED_COLUMNS,
@@ -475,14 +481,25 @@ class _ReplayCheck:
             self.problems.add(f"replay: {self.state_diffs} entries in all with a differing state")
 
 
-def _check_anchor(
-    anchor_path: Path, walk: _Walk, key: bytes | None, problems: _Problems, notes: list[str]
-) -> None:
+def _read_anchor(anchor_path: Path, problems: _Problems) -> AnchorRecord | bool | None:
+    """The anchor, read BEFORE the journal's read transaction starts: the owner writes it just
+    after each commit, so on a live journal the anchor read first is never ahead of the journal
+    read next. False: unreadable (reported)."""
     try:
-        record = read_anchor(anchor_path)
+        return read_anchor(anchor_path)
     except AnchorError as exc:
         problems.add(str(exc))
-        return
+        return False
+
+
+def _check_anchor(
+    anchor_path: Path,
+    record: AnchorRecord | None,
+    walk: _Walk,
+    key: bytes | None,
+    problems: _Problems,
+    notes: list[str],
+) -> None:
     if record is None:
         if walk.entries:
             problems.add(
@@ -542,6 +559,8 @@ def verify(
     problems = _Problems(max_problems)
     notes: list[str] = []
     walk: _Walk | None = None
+    anchor_path = Path(anchor) if anchor is not None else default_anchor_path(path)
+    record = _read_anchor(anchor_path, problems) if use_anchor else False
     try:
         conn = connect_read_only(path)
     except (JournalError, sqlite3.Error) as exc:
@@ -586,8 +605,9 @@ def verify(
                 pass
             _check_head(stored, walk, problems)
             if use_anchor:
-                anchor_path = Path(anchor) if anchor is not None else default_anchor_path(path)
-                _check_anchor(anchor_path, walk, key, problems, notes)
+                if record is not False:
+                    assert not isinstance(record, bool)
+                    _check_anchor(anchor_path, record, walk, key, problems, notes)
             else:
                 notes.append(
                     "anchor not checked (--no-anchor): vanished entries at the end "

@@ -37,6 +37,7 @@ passes the storage check (NJ 13:69E-1.39B(h): recover to the prior, committed st
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import queue
 import sqlite3
@@ -518,6 +519,9 @@ class Owner:
         journal = self._journal
         assert machine is not None and journal is not None
         now = self._now_ms()
+        # the machine sees the data exactly as it is journaled (canonical JSON: sorted keys,
+        # lists for tuples), so a replay of the journal steps the same input
+        event = Event(event.type, json.loads(canonical_json(dict(event.data), "event data")))
         effects = machine.step(event, now)
         data: dict[str, JSON] = {**event.data, "effects": effects}
         round_id = event.data.get("round_id", machine.round_id)
