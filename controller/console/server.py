@@ -604,6 +604,7 @@ class ConsoleServer:
                 "pending_hits": _thaw(rnd.get("pending") if isinstance(rnd, Mapping) else None),
                 "meters": _thaw(meters),
                 "storage_fault": snap.storage_fault,
+                "config_pending": list(getattr(snap, "config_pending", ())),
                 "last_event": snap.last_event,
                 "console_refusals": self.refusals,
             },

@@ -539,6 +539,10 @@ class Owner:
             return None
         self._seq = entry.seq
         self._rounds = journal.rounds
+        if event.type == "maintenance_entered" and machine.state == "Maintenance":
+            self._maintenance_check(event)
+            if self._storage_fault:
+                return entry.seq, effects
         posted: list[Event] = []
         self._apply(effects, posted)
         for follow in reversed(posted):
@@ -591,6 +595,18 @@ class Owner:
                             },
                         )
                     )
+
+    def _maintenance_check(self, event: Event) -> None:
+        """The full SQLite ``integrity_check`` of the whole journal, on entering maintenance
+        (the table is closed; power-up checks only the pages it reads, at a fixed cost)."""
+        from controller.service import selfcheck
+
+        try:
+            problems = selfcheck.check_storage(self.journal_path, full=True)
+        except Exception as exc:
+            problems = [f"{type(exc).__name__}: {exc}"]
+        if problems:
+            self._fail_storage(event, StorageFault("; ".join(problems)[:500]))
 
     def _fail_storage(self, event: Event, exc: BaseException) -> None:
         self._storage_fault = f"{event.type}: {exc}"

@@ -148,6 +148,8 @@ class Director:
         return kind
 
     def _decide(self, snap: PublicSnapshot) -> str | None:
+        if snap.storage_fault:  # cleared only by a restart that passes the storage check
+            return None
         state = snap.state
         view = snap.view
         rnd: Mapping[str, Any] = view.get("round", {}) or {}
