@@ -232,14 +232,16 @@ class _Walk:
 
     def _walk(self) -> Iterator[Entry]:
         cursor = self.conn.execute(_ROWS)
+        floor = 1  # the walk always moves on: never probes below a seq it resumed at
         while True:
             try:
                 row = cursor.fetchone()
             except sqlite3.Error as exc:
                 self.damaged = True
-                resume = self._probe(exc)
+                resume = self._probe(exc, max(self.last_seq + 1, floor))
                 if resume is None:
                     return
+                floor = resume + 1
                 cursor = self.conn.execute(_ROWS_FROM, (resume,))
                 continue
             if row is None:
@@ -248,9 +250,8 @@ class _Walk:
             if entry is not None:
                 yield entry
 
-    def _probe(self, exc: sqlite3.Error) -> int | None:
-        """Name the unreadable seqs after ``last_seq`` and find where reading can resume."""
-        first = self.last_seq + 1
+    def _probe(self, exc: sqlite3.Error, first: int) -> int | None:
+        """Name the unreadable seqs from ``first`` and find where reading can resume."""
         for seq in range(first, first + PROBE_LIMIT):
             try:
                 row = self.conn.execute("SELECT seq FROM journal WHERE seq = ?", (seq,)).fetchone()
@@ -432,6 +433,18 @@ def _effects_json(effects: object) -> str:
         return f"<not JSON: {exc}>"
 
 
+def _first_difference(recorded: object, recomputed: object) -> str:
+    """Where two effect lists first differ: the index, the recorded and the recomputed effect."""
+    rec = recorded if isinstance(recorded, list) else [recorded]
+    new = recomputed if isinstance(recomputed, list) else [recomputed]
+    for i in range(max(len(rec), len(new))):
+        a = _effects_json(rec[i]) if i < len(rec) else "(none)"
+        b = _effects_json(new[i]) if i < len(new) else "(none)"
+        if a != b:
+            return f"effect {i}: recorded {a[:400]}, recomputed {b[:400]}"
+    return f"recorded {_effects_json(recorded)[:400]}, recomputed {_effects_json(recomputed)[:400]}"
+
+
 class _ReplayCheck:
     """Re-runs every entry through the round machine and compares, entry by entry, the
     recomputed effects with the recorded ones and the recomputed state with the entry's state
@@ -462,7 +475,7 @@ class _ReplayCheck:
                 if self.effect_diffs == 1:
                     self.problems.add(
                         f"seq {entry.seq} ({entry.type}): recorded effects differ from the "
-                        f"replay: recorded {rec[:300]}, recomputed {new[:300]}"
+                        f"replay: {_first_difference(recorded, recomputed)}"
                     )
             snap = canonical_json(_normal(self.replayer.snapshot()), "replayed snapshot")
             meters = canonical_json(_normal(self.replayer.meters()), "replayed meters")
@@ -570,7 +583,12 @@ def verify(
         # One read transaction: every check sees the same snapshot of a journal that may be live
         # (WAL lets the owner go on appending meanwhile).
         conn.execute("BEGIN")
-        rows = conn.execute("PRAGMA integrity_check").fetchall()
+        try:
+            rows = conn.execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc) or "file is encrypted" in str(exc):
+                raise
+            rows = [(f"stopped: {exc} (the rows that can be read are checked below)",)]
         damaged = rows != [("ok",)]
         if damaged:
             for (message,) in rows:

@@ -273,7 +273,9 @@ class Journal:
         first = conn.execute("SELECT prev_hash FROM journal WHERE seq = 1").fetchone()
         if first is not None and first[0] != genesis_hash(meta):
             raise fault("seq 1 does not chain to the meta rows (identity or configuration edited)")
-        last = conn.execute(f"SELECT {_COLUMNS} FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        last = conn.execute(
+            f"SELECT {_COLUMNS} FROM journal WHERE seq = (SELECT max(seq) FROM journal)"
+        ).fetchone()
         meters = {
             str(level): str(values)
             for level, values in conn.execute('SELECT level, "values" FROM meters')
