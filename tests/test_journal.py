@@ -16,6 +16,7 @@ import io
 import json
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -540,7 +541,7 @@ def test_verify_of_a_live_journal_sees_one_consistent_snapshot(path: Path) -> No
 
     thread = threading.Thread(target=writer)
     thread.start()
-    reports = []
+    reports: list[Any] = []
     try:
         # verify again and again while the writer really appends (a busy disk may make each
         # fsync slow: wait for appends rather than counting on a number of verifies)

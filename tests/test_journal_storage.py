@@ -509,7 +509,7 @@ def test_a_changed_configuration_with_the_table_open_is_pending_until_it_closes(
     assert second.public.view["config"]["progressive_wager_cents"] == 100  # journaled one stays
     closed = second.post_tracked(Event("table_closed", {"supervisor": "ana"}))
     assert closed.wait(10)
-    assert second.public.config_pending == ()
+    assert not second.public.config_pending
     assert second.public.view["config"]["progressive_wager_cents"] == 500
     second.stop()
     types = [t for _, t, _ in entries(db)]
@@ -550,6 +550,16 @@ def test_the_scripted_supervisor_never_clears_a_storage_fault() -> None:
     assert posted == []
 
 
+class _TracedSqlite:
+    """The sqlite3 module as the journal's writer sees it, with ``connect`` traced."""
+
+    def __init__(self, connect: Any) -> None:
+        self.connect = connect
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(sqlite3, name)
+
+
 def test_power_up_reads_a_fixed_number_of_rows_and_never_scans_the_journal(
     db: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -562,11 +572,11 @@ def test_power_up_reads_a_fixed_number_of_rows_and_never_scans_the_journal(
     real_connect = sqlite3.connect
 
     def traced(*args: Any, **kwargs: Any) -> sqlite3.Connection:
-        conn = real_connect(*args, **kwargs)
+        conn: sqlite3.Connection = real_connect(*args, **kwargs)
         conn.set_trace_callback(statements.append)
         return conn
 
-    monkeypatch.setattr(store.sqlite3, "connect", traced)
+    monkeypatch.setattr(store, "sqlite3", _TracedSqlite(traced))
     owner = owner_for(db, GameConfig(table_id="T9"))
     owner.start()
     owner.stop()

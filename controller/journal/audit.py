@@ -211,12 +211,18 @@ class _Walk:
     or to nobody). An unreadable row is named, and the walk resumes at the next readable seq."""
 
     def __init__(
-        self, conn: sqlite3.Connection, problems: _Problems, genesis: str, key: bytes | None
+        self,
+        conn: sqlite3.Connection,
+        problems: _Problems,
+        genesis: str,
+        key: bytes | None,
+        keyed: bool,
     ) -> None:
         self.conn = conn
         self.problems = problems
         self.genesis = genesis
         self.key = key
+        self.keyed = keyed
         self.entries = 0
         self.rounds = 0
         self.last_seq = 0
@@ -307,6 +313,10 @@ class _Walk:
             computed = None
         if computed is not None and computed != digest:
             add(f"seq {seq}: hash mismatch (stored {digest}, computed {computed})")
+        if not self.keyed and mac != "":
+            add(f"seq {seq}: a MAC in an unkeyed journal (mac column edited)")
+        elif self.keyed and not (isinstance(mac, str) and len(mac) == 64):
+            add(f"seq {seq}: keyed chain: MAC missing or malformed")
         if self.key is not None and not (
             isinstance(mac, str)
             and isinstance(digest, str)
@@ -611,7 +621,7 @@ def verify(
             elif key is None and stored_key:
                 notes.append(f"keyed chain (key id {stored_key}) not checked: no key given")
             stage = "reading the journal"
-            walk = _Walk(conn, problems, genesis_hash(meta), key)
+            walk = _Walk(conn, problems, genesis_hash(meta), key, bool(stored_key))
             stored = _read_state(conn, problems)
             if replay is not None and not (damaged or schema):
                 check = _ReplayCheck(replay(_recorded_config(meta, problems)), problems)
