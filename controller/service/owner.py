@@ -353,16 +353,22 @@ class Owner:
                 problems = list(self._storage_check(path))
             else:  # the power-up check: fixed cost (the full check is verify's, maintenance's)
                 problems = selfcheck.check_storage(path, full=False)
+            if any("not a pai gow table journal" in p for p in problems):
+                raise JournalError(problems[0])  # another program's file: refused, untouched
             if problems:
                 raise StorageFault(f"{path}: storage fault: {'; '.join(problems)[:500]}")
             software = (self._software_hash or selfcheck.software_hash)()
             key = None if self._key_file is None else load_key(self._key_file)
+            genesis = self._game_config
+            if genesis is None:  # a new journal records the configuration its machine runs
+                recorded = self._make_machine(None).snapshot().get("config")
+                genesis = dict(recorded) if isinstance(recorded, Mapping) else None
             self._journal = Journal.open(
                 path,
                 table_id=self._table_id,
                 created_ms=self._now_ms(),
                 asset_number=self._asset_number,
-                config=self._game_config,
+                config=genesis,
                 anchor=self._anchor_path,
                 key=key,
             )
