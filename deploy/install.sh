@@ -13,7 +13,7 @@
 #   3. /opt/paigow/venv with this package and its `pi` extra (lgpio's aarch64 wheel)
 #   4. /etc/paigow/table.toml from deploy/config.example.toml (never overwritten), root:paigow 0640
 #   5. /var/lib/paigow for the journal, paigow:paigow 0750
-#   6. (reserved for the journal's key file)
+#   6. /etc/paigow/journal.key: the journal's keyed-chain key (never overwritten), root:paigow 0440
 #   7. the udev rules of deploy/udev/ (stable /dev/paigow-shoe and /dev/paigow-shuffler)
 #   8. /etc/modules-load.d/paigow-table.conf: usbserial and cdc_acm loaded at boot, so the
 #      unit's DeviceAllow=char-ttyUSB / char-ttyACM rules exist when it starts
@@ -147,7 +147,24 @@ fi
 say "journal directory $STATE_DIR"
 run install -d -m 0750 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR"
 
-# --- 6. (reserved: the journal's key file) -------------------------------------------------
+# --- 6. journal key (keyed chain) -- begin: journal helper, issue 7 ---------------------------
+# The HMAC-SHA256 key of the journal's keyed chain ([journal] key_file), outside the journal:
+# 32 random bytes as 64 hex digits, root:paigow 0440. Never overwritten: a new key would make
+# the existing journal's MACs unverifiable. Back it up apart from the journal (docs/journal.md).
+KEY_FILE="$CONF_DIR/journal.key"
+if [ -e "$KEY_FILE" ]; then
+    say "journal key $KEY_FILE exists: kept"
+else
+    say "journal key $KEY_FILE"
+    if [ "$DRY_RUN" -eq 1 ]; then
+        printf '    %s\n' "od -An -tx1 -N32 /dev/urandom | tr -d ' \\n' > $KEY_FILE"
+    else
+        (umask 0277 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$KEY_FILE")
+    fi
+    run chown "root:$SERVICE_USER" "$KEY_FILE"
+    run chmod 0440 "$KEY_FILE"
+fi
+# --- 6. end ----------------------------------------------------------------------------------
 
 # --- 7. udev rules ----------------------------------------------------------------------------
 say "udev rules"
