@@ -594,3 +594,35 @@ def test_power_up_reads_a_fixed_number_of_rows_and_never_scans_the_journal(
                 scans.append(text)
     plans.close()
     assert statements and scans == []
+
+
+def test_run_on_a_journal_in_use_exits_3_before_opening_anything(tmp_path: Path) -> None:
+    """``tablectl run`` takes the journal's lock before any device, port or socket: held by
+    another process, it exits 3 with "journal PATH is in use (pid N)" and creates nothing."""
+    from controller.config import SIMULATED_TABLE
+
+    db = tmp_path / "journal.db"
+    config = tmp_path / "table.toml"
+    config.write_text(
+        SIMULATED_TABLE.read_text().replace('"/tmp/paigow-simulated.db"', json.dumps(str(db)))
+    )
+    with JournalLock.acquire(db):
+        done = tablectl("run", "--config", str(config), "--pin-factory", "mock", timeout=60)
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert f"journal {db} is in use (pid {os.getpid()})" in done.stderr
+    assert not db.exists()
+
+
+def test_a_damaged_schema_gives_no_false_meter_differences(db: Path) -> None:
+    """A schema edited by hand (a trigger neutered, a table rebuilt) is reported as such; the
+    replay is not run, so no meter or effect difference is invented from a damaged file."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("DROP TRIGGER journal_no_delete")
+    conn.execute(
+        "CREATE TRIGGER journal_no_delete BEFORE DELETE ON journal WHEN 0 BEGIN SELECT 1; END"
+    )
+    conn.close()
+    factory, _ = make_replay(db, None)
+    report = verify(db, factory)
+    assert report.problems == ["trigger journal_no_delete has been altered"]
+    assert "replay not run: the file or its schema is damaged" in report.notes
