@@ -386,7 +386,8 @@ class Journal:
             raise ValueError(f"meters: must name every stored level; missing {missing}")
         seq = self._last_seq + 1
         prev = self._last_hash
-        rounds = self._rounds + (1 if completes_a_round(type, json.loads(data_json)) else 0)
+        data_obj = json.loads(data_json)  # decoded once: the round count and the Entry
+        rounds = self._rounds + (1 if completes_a_round(type, data_obj) else 0)
         s_hash = state_hash(snapshot_json, meters_json(all_meters), rounds)
         digest = entry_hash(seq, ts_ms, round_id, type, data_json, prev, s_hash)
         mac = "" if self._key is None else entry_mac(self._key, digest)
@@ -417,7 +418,7 @@ class Journal:
                 self._anchor.write(seq, digest)
             except AnchorError as exc:
                 raise JournalError(f"{self.path}: seq {seq} committed but {exc}") from exc
-        return Entry(seq, ts_ms, round_id, type, json.loads(data_json), prev, digest, s_hash, mac)
+        return Entry(seq, ts_ms, round_id, type, data_obj, prev, digest, s_hash, mac)
 
     # ----------------------------------------------------------------------------- reading
     def last_state(self) -> StoredState | None:
