@@ -33,7 +33,9 @@ def normalised_export(db: Path) -> str:
         entry = json.loads(line)
         for key in VOLATILE:
             entry.pop(key, None)
-        entry["data"].pop("software_hash", None)
+        if entry["type"] == "power_up":  # the installed software and this machine's clock
+            entry["data"].pop("software_hash", None)
+            entry["data"].pop("clock_synced", None)
         lines.append(json.dumps(entry, sort_keys=True, separators=(",", ":")))
     return "\n".join(lines) + "\n"
 
