@@ -21,6 +21,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "run",
     "console",
     "selftest",
+    "parsheet",
 )
 
 

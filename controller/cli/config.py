@@ -12,6 +12,7 @@ import getpass
 import sys
 from typing import Any
 
+from controller.cli.parsheet import check_jackpots
 from controller.config import ConfigError, hash_pin, load_config
 
 
@@ -31,6 +32,7 @@ def register(sub: Any) -> None:
 def run_check(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.path)
+        check_jackpots(config)  # NJ 13:69D-1.52(e): no jackpot rarer than 1 in 100 million
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 1
