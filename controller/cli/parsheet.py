@@ -173,9 +173,12 @@ def build_sheets(
     royal_match: Any = "king-queen",
     levels: list[dict[str, object]] | None = None,
 ) -> list[ps.Sheet]:
-    """Every exact sheet (the census first): the one full enumeration serves every table."""
-    hands = ps.full_deck(opts)
-    sheets = [ps.census(hands)]
+    """Every exact sheet (the census first when any table is on seven cards): the one full
+    enumeration serves every table."""
+    sheets: list[ps.Sheet] = []
+    if progressive or any(t.wager in ps.SEVEN_CARD_WAGERS for t in bonus):
+        hands = ps.full_deck(opts)
+        sheets.append(ps.census(hands))
     for p in progressive:
         sheets.append(ps.progressive_sheet(p, hands, meter, wager, levels or []))
     for t in bonus:
@@ -216,7 +219,7 @@ def run_parsheet(args: argparse.Namespace) -> int:
     exact_s = time.perf_counter() - start
     main = simulate_main_game(way.name, plan.opts, plan.rounds, args.seed, plan.ez, args.vig)
     meta = {
-        "hands": ps.full_deck(plan.opts).total,
+        "hands": sheets[0].hands if sheets and sheets[0].wager == "census" else 0,
         "exact_seconds": round(exact_s, 2),
         "seed": args.seed,
         "rounds": plan.rounds,
@@ -324,7 +327,7 @@ def _pct(v: Fraction | float | None) -> str:
 def format_text(sheets: list[ps.Sheet], main: ps.MainGameTally, meta: dict[str, object]) -> str:
     out: list[str] = []
     add = out.append
-    add(f"Par sheets: {meta['hands']:,} seven-card hands, exact ({meta['exact_seconds']} s)")
+    add(f"Par sheets, exact: {meta['hands']:,} seven-card hands ({meta['exact_seconds']} s)")
     for s in sheets:
         add("")
         add(f"== {s.name} [{s.wager}] ({s.cite})")

@@ -30,7 +30,7 @@ from fsm.rules.cards import JOKER, Card
 from fsm.rules.houseway import HouseWay
 from fsm.rules.parsheet_enum import FULL_DECK, Deck, Enumeration, HandKey, enumerate_hands
 from fsm.rules.paytables import Odds, PayTable, side_wager_win_cents
-from fsm.rules.progressive import ProgressiveTable
+from fsm.rules.progressive import ProgressiveTable, _claims
 from fsm.rules.ranking import (
     DEFAULT_OPTIONS,
     Category,
@@ -128,19 +128,45 @@ def full_deck(opts: RankingOptions = DEFAULT_OPTIONS) -> SevenCards:
     return seven_cards(FULL_DECK, opts)
 
 
-class DirectSevenCards(SevenCards):
-    """The brute force: every hand of a (small) deck, each evaluated by itself."""
-
-    def __init__(self, deck: Deck, opts: RankingOptions = DEFAULT_OPTIONS) -> None:
-        hands = [tuple(h) for h in combinations(deck.cards, 7)]
-        super().__init__(
-            Enumeration(deck, opts), [(HandKey(0, None, None, 0), 1, h) for h in hands]
+def brute_force(
+    hands: Iterable[Sequence[Card]],
+    opts: RankingOptions | Sequence[RankingOptions] = DEFAULT_OPTIONS,
+    deck: Deck = FULL_DECK,
+) -> list[SevenCards]:
+    """The independent check: every hand evaluated by itself with the controller's functions
+    (census, every bonus classification, the progressive claims), hands with the same answers
+    grouped; one result per option setting (the answers that do not depend on the options are
+    computed once). No rank pattern, suit count or key of ``parsheet_enum`` is used."""
+    settings = [opts] if isinstance(opts, RankingOptions) else list(opts)
+    groups: list[dict[tuple[object, ...], list[object]]] = [{} for _ in settings]
+    for cards in hands:
+        hand = tuple(cards)
+        common = (
+            sc.fortune_lines(hand, "king-queen"),
+            sc.fortune_lines(hand, "ace-king"),
+            sc.seven_card_bonus_lines(hand),
+            sc.imperial_player_lines(hand),
+            sc.imperial_banker_line(hand),
+            sc.insurance_line(hand),
         )
-        self._total = len(hands)
-
-    @property
-    def total(self) -> int:
-        return self._total
+        ordered = tuple(sorted(hand))
+        for o, group_of in zip(settings, groups, strict=True):
+            answers = (*common, census_line(hand, o), _claims(ordered, o))
+            group = group_of.get(answers)
+            if group is None:
+                group_of[answers] = [1, hand]
+            else:
+                group[0] = int(group[0]) + 1  # type: ignore[call-overload]
+    out = []
+    for o, group_of in zip(settings, groups, strict=True):
+        e = Enumeration(deck, o)
+        keys: list[tuple[HandKey, int, tuple[Card, ...]]] = []
+        for i, (n, rep) in enumerate(group_of.values()):
+            assert isinstance(n, int) and isinstance(rep, tuple)
+            e.raw[(i, None, None, 0, (False, False))] = n
+            keys.append((HandKey(i, None, None, 0), n, rep))
+        out.append(SevenCards(e, keys))
+    return out
 
 
 # --- census -----------------------------------------------------------------------------------
@@ -403,20 +429,25 @@ def _linear(
 def break_even_meter(
     table: ProgressiveTable, hands: SevenCards, wager: int, start: int
 ) -> Fraction | None:
-    """The meter (cents) at which the return is 100%: the return is convex and increasing in the
-    meter, so solving a + b*M = 1 on the current segment and moving there converges."""
-    meter = Fraction(start)
-    for _ in range(20):
-        m = max(0, math.ceil(meter))
-        paid = _best_lines(table, hands, m, wager)
+    """The meter (cents) at which the return reaches 100%. The return is convex and increasing in
+    the meter (each hand is paid its best line, the maximum of lines linear in the meter), so
+    Newton's step on the segment of the current meter (solve a + b*M = 1, move there) converges;
+    while no line paid from the meter is anyone's best, the meter is doubled. None when no meter
+    can reach 100% (no line paid from the meter)."""
+    if not jackpot_lines(table):
+        return None
+    meter = Fraction(max(start, 100))
+    for _ in range(60):
+        paid = _best_lines(table, hands, math.ceil(meter), wager)
         ret, _ded = _linear(table, paid, hands.total, wager)
         if ret.b == 0:
-            return None
+            meter *= 2
+            continue
         solved = (1 - ret.a) / ret.b
         if abs(solved - meter) < 1:
             return solved
-        meter = max(Fraction(0), solved)
-    return meter
+        meter = max(Fraction(1), solved)
+    return None
 
 
 def jackpot_lines(table: ProgressiveTable) -> tuple[str, ...]:
@@ -624,7 +655,7 @@ def progressive_levels(levels: Iterable[object]) -> list[dict[str, object]]:
 
 __all__ = [
     "JACKPOT_ODDS_LIMIT",
-    "DirectSevenCards",
+    "brute_force",
     "MainGameTally",
     "SevenCards",
     "Sheet",
