@@ -655,12 +655,12 @@ def progressive_levels(levels: Iterable[object]) -> list[dict[str, object]]:
 
 __all__ = [
     "JACKPOT_ODDS_LIMIT",
-    "brute_force",
     "MainGameTally",
     "SevenCards",
     "Sheet",
     "SheetLine",
     "bonus_sheet",
+    "brute_force",
     "census",
     "full_deck",
     "progressive_sheet",
