@@ -329,6 +329,12 @@ def bonus_sheet(
         notes.append(f"royal match: {royal_match} (NY 5324.41(c)(6)(ii))")
     if table.wager == "imperial-banker":
         notes.append("on the dealer's (or bank's) seven cards (NY 5324.41(p)(3)(ii))")
+    if table.wager.startswith("imperial"):
+        notes.append(
+            "one imperial wager is paid by the player hand and the banker hand bonus (NY (p)(3)): "
+            "this sheet counts its part as a wager of its own; the expected wins of the two parts "
+            "add up, the stake's fate needs both hands of one deal (not computed here)"
+        )
     return _odds_sheet(table, counts, hands.total, tuple(notes))
 
 
