@@ -384,6 +384,11 @@ def _filing(s: ps.Sheet) -> list[str]:
         "wagered (lines marked *)"
     )
     lines.append(f"   paid by the house: {_pct(f['house_paid_return'])}")  # type: ignore[arg-type]
+    if "long_run_return" in f:
+        lines.append(
+            "   long-run return (house-paid lines + rate of progression + hidden rate): "
+            + _pct(f["long_run_return"])  # type: ignore[arg-type]
+        )
     levels = f.get("levels") or []
     assert isinstance(levels, list)
     for lvl in levels:

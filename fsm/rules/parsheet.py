@@ -512,6 +512,14 @@ def progressive_sheet(
         "jackpots_rarer_than_1_in_100m": rare,
         "levels": list(levels),
     }
+    if levels:
+        # every cent the rates put on the meter (and in the reserve for the resets) is paid to
+        # players in the long run; the house pays the rest of the lines itself
+        first = levels[0]
+        rate = Fraction(
+            int(str(first.get("rate_bp", 0))) + int(str(first.get("hidden_rate_bp", 0)))
+        )
+        figures["long_run_return"] = ret.a - ded.a + rate / 10_000
     notes = [
         _options_note(hands.opts),
         "the wager is kept (NY 5324.41(k)(2)); the return is the expected payout per unit wagered",
