@@ -244,75 +244,67 @@ def _pattern(
     key7 = sum(codes)
     pranks = [ACE if c == JOKER else rank(c) for c in plain_hand]
     by_bit: dict[int, int] = {}  # plain claim bit -> union of the masks of its fives
-    pair_of: dict[int, bool] = {}
-    best_plain: tuple[int, ...] = ()
+    plain_values = []
     for mask, _five, (x, y) in _FIVES:
         v = plain_table[key7 - codes[x] - codes[y]]
-        pair = pranks[x] == pranks[y]
-        pair_of[mask] = pair
-        bit = 1 << (v[0] * 4 + (0 if mask & jbit else 2) + (1 if pair else 0))
+        plain_values.append(v)
+        bit = 1 << (v[0] * 4 + (0 if mask & jbit else 2) + (1 if pranks[x] == pranks[y] else 0))
         by_bit[bit] = by_bit.get(bit, 0) | mask
-        if v > best_plain:
-            best_plain = v
     plain_bits = 0
     for bit in by_bit:
         plain_bits |= bit
-    ins_plain = insurance_line(plain_hand) if plain_ok else None
-    high = best_plain[1] if best_plain[0] == Category.HIGH_CARD else 0
+    high = 0
+    if plain_bits < 1 << 4:  # no five better than high card: a pai gow
+        high = max(plain_values)[1]
+    # insurance_line's first rule: seven ranks (the joker an ace) not all different make no line
+    distinct_ranks = len(present) + (1 if joker and ACE not in first_pos else 0)
+    ins_plain = insurance_line(plain_hand) if plain_ok and distinct_ranks == 7 else None
 
     flush_total = 0
     distinct = [r for r, _c in present]
     if len(distinct) >= threshold:
         a = {r: comb(ns - 1, c - 1) for r, c in present}
         b = {r: comb(ns - 1, c) for r, c in present}
-        flush_bit_of: dict[int, int] = {}
-        royal_lo, royal_hi = 1 << (Category.ROYAL_FLUSH * 4), 1 << (Category.FIVE_ACES * 4)
+        # claim bits of the suited fives inside a mask of positions (the S cards and the joker),
+        # built up from the masks one card smaller: every five inside M lies inside some M - {i}
+        suited: dict[int, int] = {}
+        royal_bits = 0b1111 << (Category.ROYAL_FLUSH * 4)
         for size in range(threshold, len(distinct) + 1):
             for subset in combinations(distinct, size):
-                in_s = set(subset)
                 n = ns
+                m = jbit
                 for r in distinct:
-                    n *= a[r] if r in in_s else b[r]
+                    if r in subset:
+                        n *= a[r]
+                        m |= 1 << first_pos[r]
+                    else:
+                        n *= b[r]
                     if not n:
                         break
                 if not n:
                     continue
                 result.classes += 1
                 flush_total += n
-                mpos = [first_pos[r] for r in subset]
-                if joker:
-                    mpos.append(6)
-                m = jbit
-                for i in mpos:
-                    m |= 1 << i
                 bits = 0
                 for bit, union in by_bit.items():
                     if union & ~m:
                         bits |= bit
-                royal = False
-                for five in combinations(mpos, 5):
-                    mask = 0
-                    for i in five:
-                        mask |= 1 << i
-                    fb = flush_bit_of.get(mask)
-                    if fb is None:
-                        v = flush_table[sum(codes[i] for i in five)]
-                        fb = 1 << (v[0] * 4 + (0 if mask & jbit else 2) + pair_of[mask])
-                        flush_bit_of[mask] = fb
-                    bits |= fb
-                    if royal_lo <= fb < royal_hi:
-                        royal = True
+                fb = suited.get(m)
+                if fb is None:
+                    fb = _suited_bits(m, suited, codes, pranks, jbit, flush_table)
+                bits |= fb
+                royal = bool(fb & royal_bits)
                 seven_sf: str | None = None
                 hand: tuple[Card, ...] | None = None
                 if size == len(pos_rank):
-                    hand = _class_hand(present, in_s, joker)
+                    hand = _class_hand(present, set(subset), joker)
                     seven_sf = seven_card_straight_flush(hand)
                 # insurance_line: five naturals of a suit are a flush (no line); the joker never
                 # completes one, so four and the joker leave the flushless line (NY (c)(7))
                 ins = None if size >= 5 else ins_plain
                 if royal:
                     result.expanded += 1
-                    for each in _suit_assignments(present, in_s, joker, ns):
+                    for each in _suit_assignments(present, set(subset), joker, ns):
                         rm = (
                             royal_plus_royal_match(each, "king-queen"),
                             royal_plus_royal_match(each, "ace-king"),
@@ -321,7 +313,7 @@ def _pattern(
                     continue
                 key = (bits, seven_sf, ins, 0, _NO_MATCH)
                 if key not in result.raw:
-                    hand = hand or _class_hand(present, in_s, joker)
+                    hand = hand or _class_hand(present, set(subset), joker)
                 _add(result, key, n, hand or ())
     plain_count = total - flush_total
     if plain_count:
@@ -329,6 +321,32 @@ def _pattern(
             raise AssertionError(f"no flushless stand-in for pattern {vec} (joker {joker})")
         result.classes += 1
         _add(result, (plain_bits, None, ins_plain, high, _NO_MATCH), plain_count, tuple(plain_hand))
+
+
+def _suited_bits(
+    m: int,
+    memo: dict[int, int],
+    codes: list[int],
+    pranks: list[int],
+    jbit: int,
+    flush_table: dict[int, tuple[int, ...]],
+) -> int:
+    """Claim bits of every five inside position mask ``m``, all of them suited (memoized)."""
+    positions = [i for i in range(7) if m >> i & 1]
+    if len(positions) == 5:
+        v = flush_table[sum(codes[i] for i in positions)]
+        x, y = (i for i in range(7) if not m >> i & 1)
+        bit = 1 << (v[0] * 4 + (0 if m & jbit else 2) + (1 if pranks[x] == pranks[y] else 0))
+    else:
+        bit = 0
+        for i in positions:
+            sub = m & ~(1 << i)
+            got = memo.get(sub)
+            if got is None:
+                got = _suited_bits(sub, memo, codes, pranks, jbit, flush_table)
+            bit |= got
+    memo[m] = bit
+    return bit
 
 
 def _class_hand(present: list[tuple[int, int]], in_s: set[int], joker: bool) -> tuple[Card, ...]:
