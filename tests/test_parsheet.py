@@ -213,3 +213,15 @@ def test_side_wager_return_follows_the_odds_rounded_down_to_the_dollar_j2vi() ->
 def test_enumeration_counts_every_hand_of_a_reduced_deck_once() -> None:
     for deck in REDUCED_DECKS.values():
         assert enumerate_hands(deck).total == math.comb(len(deck.cards), 7)
+
+
+@full_deck_group
+def test_the_jackpot_check_on_royal_and_five_aces_hands_equals_the_full_enumeration() -> None:
+    """``tablectl config check`` evaluates only the hands holding a natural royal flush or five
+    aces; at every meter and wager that gives the full enumeration's jackpot counts."""
+    table = ProgressiveTable.load()
+    for meter in (0, 100_000, 250_000, 10_000_000):
+        for wager in (100, 500):
+            fast = ps.jackpot_probabilities(table, meter, wager)
+            assert fast == ps.jackpot_probabilities(table, meter, wager, exhaustive=True)
+            assert set(fast) == set(ps.jackpot_lines(table))

@@ -538,19 +538,18 @@ def progressive_sheet(
     )
 
 
-def rare_jackpots(
+def jackpot_probabilities(
     table: ProgressiveTable,
     meter_cents: int,
     wager_cents: int = 100,
     opts: RankingOptions = DEFAULT_OPTIONS,
-) -> list[tuple[str, Fraction]]:
-    """Jackpots (lines paid from the meter) won less often than 1 in 100,000,000 hands with the
-    meter at ``meter_cents`` (NJ 13:69D-1.52(e)), exactly. When every jackpot is one of the four
-    lines only a natural royal flush or five aces can claim, only the hands holding one are
-    evaluated (4 x C(48,2) + C(48,2)); otherwise every hand is enumerated."""
+    exhaustive: bool = False,
+) -> dict[str, Fraction]:
+    """The probability that a hand is paid each jackpot (line paid from the meter) with the meter
+    at ``meter_cents``, exactly. When every jackpot is one of the four lines only a natural royal
+    flush or five aces can claim, only the 5,640 hands holding one are evaluated (4 x C(48,2) +
+    C(48,2)); otherwise (or ``exhaustive``) every hand is enumerated."""
     jackpots = jackpot_lines(table)
-    if not jackpots:
-        return []
     special = {
         "natural-royal-flush",
         "natural-royal-flush-and-pair",
@@ -558,19 +557,26 @@ def rare_jackpots(
         "five-aces-and-pair",
     }
     total = FULL_DECK.hands()
-    if set(jackpots) <= special:
+    if set(jackpots) <= special and not exhaustive:
         paid: dict[str | None, int] = {}
         for hand in _royal_or_five_aces_hands():
             line = table.best_line(hand, meter_cents, opts, wager_cents)
             paid[line] = paid.get(line, 0) + 1
     else:
         paid = _best_lines(table, full_deck(opts), meter_cents, wager_cents)
-    out = []
-    for name in jackpots:
-        p = Fraction(paid.get(name, 0), total)
-        if p * JACKPOT_ODDS_LIMIT < 1:
-            out.append((name, p))
-    return out
+    return {name: Fraction(paid.get(name, 0), total) for name in jackpots}
+
+
+def rare_jackpots(
+    table: ProgressiveTable,
+    meter_cents: int,
+    wager_cents: int = 100,
+    opts: RankingOptions = DEFAULT_OPTIONS,
+) -> list[tuple[str, Fraction]]:
+    """Jackpots won less often than 1 in 100,000,000 hands with the meter at ``meter_cents``
+    (NJ 13:69D-1.52(e)), with their probabilities."""
+    probabilities = jackpot_probabilities(table, meter_cents, wager_cents, opts)
+    return [(name, p) for name, p in probabilities.items() if p * JACKPOT_ODDS_LIMIT < 1]
 
 
 def _royal_or_five_aces_hands() -> Iterable[tuple[Card, ...]]:
@@ -677,6 +683,7 @@ __all__ = [
     "brute_force",
     "census",
     "full_deck",
+    "jackpot_probabilities",
     "progressive_sheet",
     "rare_jackpots",
     "seven_cards",
