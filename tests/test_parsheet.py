@@ -148,6 +148,11 @@ def test_sampled_estimate_with_the_real_evaluator_agrees_within_its_standard_err
         se = math.sqrt(float(second - mean**2) / n)
         exact_ret = sum((ln.contribution for ln in full.lines), Fraction(0))
         assert abs(float(mean - exact_ret)) <= 4 * se + 1e-12, (full.name, mean, exact_ret, se)
+        # and line by line: each count within four binomial standard deviations (plus one hand)
+        for exact_line, seen in zip(full.lines, est.lines, strict=True):
+            p = float(exact_line.probability)
+            sd = math.sqrt(n * p * (1 - p))
+            assert abs(seen.count - n * p) <= 4 * sd + 1, (full.name, exact_line.line)
 
 
 @full_deck_group
