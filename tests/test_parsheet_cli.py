@@ -103,8 +103,9 @@ def test_a_jackpot_rarer_than_1_in_100_million_is_flagged_and_refused(
 
 
 def test_main_game_is_repeatable_by_seed_and_near_the_published_figures() -> None:
-    """table-rules.md: player wins about 28.6%, pushes 41.5%, loses 30.0% (both sides on a
-    typical house way, 5% commission): within four standard errors of 4,000 seeded rounds."""
+    """table-rules.md: player wins about 28.6%, pushes 41.5%, loses 30.0%, house edge about
+    2.7-2.9% (both sides on a typical house way, 5% commission): within four standard errors of
+    4,000 seeded rounds."""
     opts = RankingOptions()
     one = simulate_main_game("reference", opts, 4_000, 7, False, "round-up-25").figures()
     two = simulate_main_game("reference", opts, 4_000, 7, False, "round-up-25").figures()
@@ -112,6 +113,8 @@ def test_main_game_is_repeatable_by_seed_and_near_the_published_figures() -> Non
     for name, published in (("win", 0.286), ("push", 0.415), ("lose", 0.300)):
         est, se = one[name]
         assert abs(est - published) < 4 * se, (name, est, se)
+    edge, se = one["house_edge"]  # about 2.7-2.9% (table-rules.md)
+    assert abs(edge - 0.028) < 4 * se and 0.005 < se < 0.02
     shares = sum(v[0] for k, v in one.items() if k.startswith("rule:"))
     assert shares == pytest.approx(1.0)
 
