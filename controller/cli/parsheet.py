@@ -306,18 +306,27 @@ def format_json(sheets: list[ps.Sheet], main: ps.MainGameTally, meta: dict[str, 
 def format_csv(sheets: list[ps.Sheet], main: ps.MainGameTally, meta: dict[str, object]) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["table", "wager", "line", "count", "hands", "probability", "pays", "contribution"])
+    w.writerow(CSV_COLUMNS)
     for s in sheets:
         for ln in s.lines:
+            deducted = "" if ln.deducted is None else str(ln.deducted).lower()
             w.writerow(
                 [s.name, s.wager, ln.line, ln.count, s.hands, f"{float(ln.probability):.12g}",
-                 ln.pays, f"{float(ln.contribution):.12g}"]
+                 ln.pays, f"{float(ln.contribution):.12g}", deducted, ""]
             )  # fmt: skip
         if s.ret is not None:
             w.writerow([s.name, s.wager, "return", "", s.hands, "", "", f"{float(s.ret):.12g}"])
     for k, (est, se) in main.figures().items():
-        w.writerow(["main game", "pai gow", k, "", main.rounds, f"{est:.6g}", "se", f"{se:.3g}"])
+        w.writerow(
+            ["main game", "pai gow", k, "", main.rounds, f"{est:.6g}", "", "", "", f"{se:.3g}"]
+        )
     return buf.getvalue()
+
+
+CSV_COLUMNS = (
+    "table", "wager", "line", "count", "hands", "probability", "pays", "contribution",
+    "deducted_from_meter", "standard_error",
+)  # fmt: skip
 
 
 def _pct(v: Fraction | float | None) -> str:
