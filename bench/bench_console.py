@@ -14,7 +14,8 @@ from typing import Any
 from controller.config import SIMULATED_TABLE, check_pin, load_config
 from controller.console.server import ConsoleServer, request_line, send_request
 from controller.service.owner import Owner
-from fsm.round.events import Effect, Event
+from fsm.round.effects import Effect
+from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
 
 N_STATUS = 300

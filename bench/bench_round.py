@@ -19,11 +19,25 @@ import math
 import time
 
 from fsm.round.config import GameConfig
+from fsm.round.effects import Rejected
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
-from fsm.round.states import BETTING, Model, fire
+from fsm.round.states import BETTING, Model, build_machine, fire
 
 ROUNDS = 300
+
+
+class _NoOwner:
+    """The bare trigger's model owner: no action, nothing on entry or exit."""
+
+    def act(self) -> None:
+        pass
+
+    def entered(self, state: str) -> None:
+        pass
+
+    def exited(self, state: str) -> None:
+        pass
 
 
 def _p99(samples: list[float]) -> float:
@@ -62,7 +76,7 @@ def run() -> dict[str, float | int | str]:
             t0 = time.perf_counter()
             effects = m.step(ev, now)
             dt = time.perf_counter() - t0
-            assert not any(e["type"] == "rejected" for e in effects), (ev, effects)
+            assert not any(isinstance(e, Rejected) for e in effects), (ev, effects)
             steps.append(dt)
             if ev.type == "lockout_pressed":
                 lockouts.append(dt)
@@ -70,11 +84,12 @@ def run() -> dict[str, float | int | str]:
             m.snapshot()
             snaps.append(time.perf_counter() - t0)
     bare: list[float] = []
-    model = Model(BETTING, lambda _ed: None)
+    hsm = build_machine()
+    model = Model(BETTING, _NoOwner())
     for _ in range(len(steps)):
         model.route = ""
         t0 = time.perf_counter()
-        fire(model, "chip_detected")
+        fire(hsm, model, "chip_detected")
         bare.append(time.perf_counter() - t0)
     step_mean = sum(steps) / len(steps) * 1e6
     bare_mean = sum(bare) / len(bare) * 1e6

@@ -57,10 +57,10 @@ class TableDriver:
             # the machine sees the data exactly as journaled (canonical JSON: sorted keys)
             event = Event(event.type, json.loads(json.dumps(dict(event.data), sort_keys=True)))
             self.tick(10)
-            effects = self.machine.step(event, self.now)
+            effects = [e.to_json() for e in self.machine.step(event, self.now)]
             self.journal.append(
                 self.now,
-                self.machine.round_id,
+                self.machine.entry_round_id,
                 event.type,
                 {**event.data, "effects": effects},
                 self.machine.snapshot(),

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from fsm.round.config import GameConfig
-from fsm.round.events import Effect, Event
+from fsm.round.effects import Effect, Post, Rejected
+from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
 
 SUP = "sup-1"
@@ -35,13 +36,16 @@ class Table:
         """Step one event (and, like the owner, any event the machine asks to be posted)."""
         self.t += 10
         effects = self.m.step(Event(etype, data), self.t)
-        self.entries.append({"type": etype, "data": {**data, "effects": effects}, "ts_ms": self.t})
+        journal_form = [e.to_json() for e in effects]
+        self.entries.append(
+            {"type": etype, "data": {**data, "effects": journal_form}, "ts_ms": self.t}
+        )
         self.all_effects.extend(effects)
         out = list(effects)
         if follow:
             for e in effects:
-                if e["type"] == "post":
-                    out.extend(self.ev(e["event"]["type"], **e["event"]["data"]))
+                if isinstance(e, Post):
+                    out.extend(self.ev(e.event.type, **e.event.data))
         return out
 
     # --- common stretches of a round -----------------------------------------------------------
@@ -88,9 +92,21 @@ def of_type(effects: list[Effect], etype: str) -> list[Effect]:
     return [e for e in effects if e["type"] == etype]
 
 
+def refusal(effects: list[Effect]) -> Rejected | None:
+    """The step's refusal, if it refused the event. An internal error (a bug of the machine) is
+    never a rule: it fails the test."""
+    rej = [e for e in effects if isinstance(e, Rejected)]
+    if not rej:
+        return None
+    if rej[0].cause == "internal":
+        raise AssertionError(f"internal error, not a rule: {rej[0].reason}")
+    return rej[0]
+
+
 def rejection(effects: list[Effect]) -> str | None:
-    rej = of_type(effects, "rejected")
-    return str(rej[0]["reason"]) if rej else None
+    """The reason the step refused the event (None: accepted); fails on an internal error."""
+    rej = refusal(effects)
+    return None if rej is None else rej.reason
 
 
 def reach(state: str, **game: Any) -> Table:

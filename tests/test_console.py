@@ -39,7 +39,8 @@ from controller.console.server import (
     send_request,
 )
 from controller.service.owner import Owner
-from fsm.round.events import JSON, Effect, Event
+from fsm.round.effects import Effect
+from fsm.round.events import JSON, Event
 from fsm.round.machine import RoundMachine
 
 PIN = {"trainer": "1234", "floor": "2468"}  # training credentials of simulated-table.toml

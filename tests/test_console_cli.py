@@ -33,7 +33,8 @@ from controller.console.server import (
 )
 from controller.service.owner import Owner
 from controller.sim.simulate import TrainerHold, console_socket_path
-from fsm.round.events import Effect, Event
+from fsm.round.effects import Display, Effect
+from fsm.round.events import Event
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]
@@ -226,9 +227,10 @@ def test_the_serving_thread_survives_any_json_request(rig: Rig, data: dict[str, 
 class _Machine:
     state = "Closed"
     round_id = 0
+    entry_round_id = 0
 
     def step(self, event: Event, now_ms: int) -> list[Effect]:
-        return [{"type": "display", "glyph": "-"}]
+        return [Display("-")]
 
     def snapshot(self) -> dict[str, object]:
         return {}

@@ -107,9 +107,7 @@ def test_steady_light_states_drive_the_right_pin_levels_k2_k3(rig: GpioRig) -> N
 def test_blinking_lights_go_on_and_off_in_the_background_while_steady_ones_hold(
     rig: GpioRig,
 ) -> None:
-    rig.table.apply(
-        {"type": "lights", "states": ["blinking", "lit", "off", "blinking", "off", "off"]}
-    )
+    rig.table.apply({"type": "lights", "states": ["blink", "lit", "off", "blink", "off", "off"]})
     seen: list[bool] = []
     for reading in observed_levels(lambda: (rig.level(16),)):
         seen.append(reading[0])
@@ -139,7 +137,7 @@ def test_attract_chases_across_the_attract_positions_in_order(rig: GpioRig) -> N
 
 
 def test_animation_frames_chase_one_light_and_blink_two_on_two_off() -> None:
-    states = ("attract", "blinking", "attract", "off", "attract", "lit")
+    states = ("attract", "blink", "attract", "off", "attract", "lit")
     frames = [frame_levels(states, step) for step in range(8)]  # type: ignore[arg-type]
     chase_positions = [[i for i in (0, 2, 4) if frame[i]] for frame in frames]
     assert chase_positions == [[0], [2], [4], [0], [2], [4], [0], [2]]
@@ -248,8 +246,8 @@ def test_shaker_without_a_lid_sensor_says_so(rig: GpioRig) -> None:
 def test_safe_state_then_close_leaves_every_output_low_and_stops_the_animation(
     rig: GpioRig,
 ) -> None:
-    rig.table.apply({"type": "lights", "states": ["attract"] * 3 + ["blinking", "lit", "locked"]})
-    rig.table.apply({"type": "display", "glyph": "jackpot"})
+    rig.table.apply({"type": "lights", "states": ["attract"] * 3 + ["blink", "lit", "locked"]})
+    rig.table.apply({"type": "display", "glyph": "P"})
     rig.table.safe_state()
     rig.table.close()
     outputs = (*DEFAULT_LIGHT_PINS, 13, 22, 23, 24, 25, 26, 27)

@@ -23,11 +23,11 @@ DRAWINGS: dict[str, tuple[str, str, str]] = {
     "5": (" _ ", "|_ ", " _|"),
     "6": (" _ ", "|_ ", "|_|"),
     "7": (" _ ", "  |", "  |"),
-    "idle": ("   ", " _ ", "   "),
-    "locked": ("   ", "|  ", "|_ "),
-    "fault": (" _ ", "|_ ", "|  "),
-    "jackpot": ("   ", "  |", "|_|"),
-    "blank": ("   ", "   ", "   "),
+    "-": ("   ", " _ ", "   "),
+    "L": ("   ", "|  ", "|_ "),
+    "F": (" _ ", "|_ ", "|  "),
+    "P": (" _ ", "|_|", "|  "),
+    " ": ("   ", "   ", "   "),
 }
 
 
@@ -86,7 +86,7 @@ def test_no_status_glyph_can_be_read_as_a_digit(rig: GpioRig) -> None:
 
 def test_display_starts_blank(rig: GpioRig) -> None:
     assert lit_segments(rig) == set()
-    assert rig.table.display.glyph == "blank"
+    assert rig.table.display.glyph == " "
 
 
 @pytest.mark.parametrize(

@@ -33,6 +33,7 @@ FORBIDDEN_IN_FSM = {
     "urllib",
     "http",
     "io",
+    "threading",  # issue 7 point 11: no lock in fsm/ (each table builds its own machine)
 }
 # Reading the package's own pay-table and house-way files (data shipped with the code) is the
 # one file access fsm/ makes: it happens at load, never while a round is stepped.

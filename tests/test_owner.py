@@ -21,7 +21,8 @@ import pytest
 from controller.journal.audit import connect_read_only
 from controller.journal.store import Journal
 from controller.service.owner import Owner
-from fsm.round.events import JSON, Effect, Event
+from fsm.round.effects import Display, DrawRng, Effect, Lights, Post, PostedEvent, Rejected
+from fsm.round.events import JSON, Event
 
 LIT = ["lit", "off", "off", "off", "off", "off"]
 
@@ -45,34 +46,38 @@ class ScriptMachine:
     def round_id(self) -> int:
         return self.history.count("round_completed")
 
+    @property
+    def entry_round_id(self) -> int:
+        return self.round_id
+
     def step(self, event: Event, now_ms: int) -> list[Effect]:
         self.history.append(event.type)
         kind = event.type
         if kind == "light":
             self.lights = list(event.data["states"])
-            return [{"type": "lights", "states": self.lights}, {"type": "display", "glyph": "-"}]
+            return [Lights(tuple(self.lights)), Display("-")]
         if kind == "chain":
             return [
-                {"type": "post", "event": {"type": "first", "data": {"n": 1}}},
-                {"type": "display", "glyph": "8"},
-                {"type": "post", "event": {"type": "second", "data": {}}},
+                Post(PostedEvent("first", {"n": 1})),
+                Display("7"),
+                Post(PostedEvent("second", {})),
             ]
         if kind == "first":
-            return [{"type": "post", "event": {"type": "nested", "data": {}}}]
+            return [Post(PostedEvent("nested", {}))]
         if kind == "start_position":
-            return [{"type": "draw_rng"}]
+            return [DrawRng()]
         if kind == "rng_drawn":
             self.rng.append(event.data["value"])
-            return [{"type": "display", "glyph": str(event.data["value"])}]
+            return [Display(str(event.data["value"]))]  # type: ignore[arg-type]
         if kind == "arm":
             self.deadline = now_ms + int(event.data["ms"])
             return []
         if kind == "deadline":
             if self.deadline is None or now_ms < self.deadline:
-                return [{"type": "rejected", "event": "deadline", "reason": "not due"}]
+                return [Rejected("deadline", "not due", "refused")]
             self.deadline = None
             self.fault = True
-            return [{"type": "display", "glyph": "F"}]
+            return [Display("F")]
         return []
 
     def snapshot(self) -> dict[str, JSON]:
@@ -88,9 +93,9 @@ class ScriptMachine:
         return {"lights": list(self.lights), "events": len(self.history)}
 
     def outputs(self) -> list[Effect]:
-        out: list[Effect] = [{"type": "lights", "states": list(self.lights)}]
+        out: list[Effect] = [Lights(tuple(self.lights))]  # type: ignore[arg-type]
         if self.history and self.history[-1] == "start_position":  # waiting on the draw
-            out.append({"type": "draw_rng"})
+            out.append(DrawRng())
         return out
 
     def meters(self) -> dict[str, dict[str, JSON]]:
@@ -321,7 +326,14 @@ def test_power_up_processes_a_post_committed_but_never_processed(db: Path) -> No
     machine = ScriptMachine()
     effects = machine.step(Event("chain"), 1)
     with Journal.open(db) as journal:
-        journal.append(1, 0, "chain", {"effects": effects}, machine.snapshot(), machine.meters())
+        journal.append(
+            1,
+            0,
+            "chain",
+            {"effects": [e.to_json() for e in effects]},
+            machine.snapshot(),
+            machine.meters(),
+        )
     owner = _owner(db, RecordingDevices(db))
     owner.start()
     owner.stop()
@@ -399,7 +411,12 @@ def test_power_up_draws_once_when_the_state_and_last_entry_both_await_the_draw(d
     effects = machine.step(Event("start_position"), 1)
     with Journal.open(db) as journal:
         journal.append(
-            1, 0, "start_position", {"effects": effects}, machine.snapshot(), machine.meters()
+            1,
+            0,
+            "start_position",
+            {"effects": [e.to_json() for e in effects]},
+            machine.snapshot(),
+            machine.meters(),
         )
     draws: list[int] = []
 

@@ -17,6 +17,7 @@ from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.table import build_gpio_table
 from fsm.round import machine, plan_table
+from fsm.round.effects import Acceptors, Dispense, Display, Lights, Shuffle
 from fsm.round.events import Event
 
 PINS = SEGMENT_WIRING  # the LEDCharDisplay alternative: the segments are pins here
@@ -56,14 +57,14 @@ def test_every_glyph_the_round_emits_is_shown_by_the_gpio_display() -> None:
     devices, factory, _, _ = _table()
     try:
         for glyph in plan_table.DISPLAY_TEST:
-            devices.apply({"type": "display", "glyph": glyph})
+            devices.apply(Display(glyph))
             if glyph.isdigit():
                 assert _segments(factory) == SEGMENTS[glyph]  # type: ignore[index]
-        devices.apply({"type": "display", "glyph": "1"})
+        devices.apply(Display("1"))
         assert _segments(factory) == (0, 1, 1, 0, 0, 0, 0)  # segments b and c
-        devices.apply({"type": "display", "glyph": "3"})
+        devices.apply(Display("3"))
         assert any(_segments(factory))
-        devices.apply({"type": "display", "glyph": " "})
+        devices.apply(Display(" "))
         assert not any(_segments(factory))
     finally:
         devices.close()
@@ -75,8 +76,8 @@ def test_every_light_state_the_round_emits_is_shown_by_the_acceptor_lights() -> 
     devices, factory, _, _ = _table()
     try:
         for state in (*plan_table.LIGHT_TEST, "locked"):
-            devices.apply({"type": "lights", "states": [state] * 6})
-        devices.apply({"type": "lights", "states": ["lit", "off", "locked", "off", "off", "off"]})
+            devices.apply(Lights(tuple([state] * 6)))
+        devices.apply(Lights(tuple(["lit", "off", "locked", "off", "off", "off"])))
         levels = [bool(factory.pin(n).state) for n in PINS.acceptor_lights]
         assert levels == [True, False, True, False, False, False]
     finally:
@@ -87,17 +88,17 @@ def test_an_unknown_glyph_is_refused_with_its_name() -> None:
     devices, _, _, _ = _table()
     try:
         with pytest.raises(ValueError, match="'Q'"):
-            devices.apply({"type": "display", "glyph": "Q"})
+            devices.apply(Display("Q"))  # type: ignore[arg-type]
     finally:
         devices.close()
 
 
 def test_shuffle_and_dispense_go_to_the_serial_devices_and_safe_state_darkens() -> None:
     devices, factory, shuffler, shoe = _table()
-    devices.apply({"type": "shuffle"})
-    devices.apply({"type": "dispense", "stacks": 7, "cards": 7})
-    devices.apply({"type": "acceptors", "armed": True})
-    devices.apply({"type": "lights", "states": ["lit"] * 6})
+    devices.apply(Shuffle())
+    devices.apply(Dispense(7, 7))
+    devices.apply(Acceptors(True))
+    devices.apply(Lights(tuple(["lit"] * 6)))
     assert shuffler.calls == [("shuffle", ())] and shoe.calls == [("dispense", (7, 7))]
     assert devices.armed
     devices.safe_state()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from round_support import SUP, Table, of_type, reach, rejection
 
+from fsm.round.context import Round
+from fsm.round.effects import Rejected
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
 from fsm.round.states import LEAF_STATES
@@ -156,16 +158,18 @@ def test_internal_error_in_an_action_rolls_the_step_back() -> None:
     """A bug inside a transition must never leave a half-applied step (no lost or invented cent):
     transitions' on_exception reports it and the machine is put back as it was."""
 
-    class Broken(RoundMachine):
-        def _contribute(self) -> None:
-            self._r.rng_draws = 99  # a change that must not survive
+    class Broken(Round):
+        def contribute(self) -> None:
+            self.r.rng_draws = 99  # a change that must not survive
             raise ZeroDivisionError("boom")
 
     t = reach("Open_LockedOut")
-    b = Broken.restore(t.cfg, t.m.snapshot())
+    b = RoundMachine.restore(t.cfg, t.m.snapshot())
+    b._c.__class__ = Broken  # the bug, injected into this machine's round only
     before = b.snapshot()
     eff = b.step(Event("chips_confirmed", {}), t.t + 1)
-    assert eff[0]["type"] == "rejected" and "ZeroDivisionError" in eff[0]["reason"]
+    assert isinstance(eff[0], Rejected) and eff[0].cause == "internal"
+    assert "ZeroDivisionError" in eff[0].reason
     assert b.snapshot() == before and b.state == "Open_LockedOut"
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from round_support import SUP, Table, config, of_type, reach, rejection
+from round_support import SUP, Table, config, of_type, reach, refusal, rejection
 
+from fsm.round.effects import Effect, Lights, Wagers
 from fsm.round.events import Event
 from fsm.round.machine import EVENT_FIELDS, RoundMachine
-from fsm.round.states import LEAF_STATES, MACHINE
+from fsm.round.states import LEAF_STATES
 
 # --- table open / shuffle ------------------------------------------------------------------
 
@@ -51,9 +52,10 @@ def test_chip_lights_its_position_and_a_second_chip_there_is_rejected_d4() -> No
     t = Table()
     t.open()
     eff = t.ev("chip_detected", position=3)
-    lights = ["attract", "attract", "lit", "attract", "attract", "attract"]
-    assert eff == [{"type": "lights", "states": lights}]
-    assert "already lit" in (rejection(t.ev("chip_detected", position=3)) or "")
+    lights = ("attract", "attract", "lit", "attract", "attract", "attract")
+    assert eff == [Wagers((3,), 100), Lights(lights)]  # NY (d)(4): the player checks the light
+    again = refusal(t.ev("chip_detected", position=3))
+    assert again is not None and again.cause == "already_lit" and "already lit" in again.reason
 
 
 def test_late_chip_after_lockout_is_rejected_k2() -> None:
@@ -400,7 +402,7 @@ def test_card_reading_shoe_hands_stay_hidden_and_decide_outcomes() -> None:
     }
     eff = t.ev("dealt", remaining=4, hands=hands)
     eff += t.ev("play_complete")
-    dumped = json.dumps(eff) + json.dumps(t.m.public_view())
+    dumped = json.dumps([e.to_json() for e in eff]) + json.dumps(t.m.public_view())
     for cards in hands.values():
         for c in cards:
             assert f'"{c}"' not in dumped
@@ -459,16 +461,21 @@ def test_every_event_type_with_bad_data_is_rejected_not_raised() -> None:
     for etype in EVENT_FIELDS:
         for data in ({}, {"position": "x", "value": None, "supervisor": 3}, {"count": True}):
             eff = m.step(Event(etype, data), 5)
-            assert all(isinstance(e, dict) and "type" in e for e in eff)
+            assert all(isinstance(e, Effect) for e in eff)
+            assert [e.TYPE for e in eff] in (["rejected"], [])
     assert rejection(m.step(Event("no_such_event", {}), 5)) is not None
     assert rejection(m.step(Event("chip_detected", "oops"), 5)) is not None  # type: ignore[arg-type]
 
 
-def test_machine_is_built_once_and_models_are_not_registered() -> None:
-    for _ in range(50):
-        RoundMachine(config())
-    assert MACHINE.models == []  # nothing accumulates per RoundMachine
-    assert set(MACHINE.states) == {"Closed", "Open", "Fault", "Maintenance"}
+def test_each_table_builds_its_machine_once_and_models_are_not_registered() -> None:
+    m = RoundMachine(config())
+    hsm = m._hsm
+    t = Table()
+    t.open()
+    t.round_to_settlement(2)
+    assert t.m._hsm is not hsm  # one machine per table: no queue shared between tables
+    assert hsm.models == [] and t.m._hsm.models == []  # nothing accumulates
+    assert set(hsm.states) == {"Closed", "Open", "Fault", "Maintenance"}
     assert len(LEAF_STATES) == 14
 
 

@@ -121,3 +121,13 @@ def test_a_refused_console_pin_is_journaled_and_changes_nothing_in_any_state() -
         data = {"supervisor": "ana", "request": "validate-hit", "reason": "wrong PIN"}
         assert t.ev("console_refused", **data) == []
         assert t.m.snapshot() == before
+
+
+def test_what_each_button_means_is_declared_for_exactly_the_states_it_is_legal_in() -> None:
+    """The panel's NEXT and VOID are declared once per state (plan_panel.PANEL_NEXT / PANEL_VOID),
+    for exactly the sources of their transitions (states.TRANSITIONS)."""
+    from fsm.round import states as S
+    from fsm.round.plan_panel import PANEL_NEXT, PANEL_VOID
+
+    for trigger, table in (("panel_next", PANEL_NEXT), ("panel_void", PANEL_VOID)):
+        assert {source for source, _ in S.TRANSITIONS[trigger]} == set(table), trigger

@@ -5,7 +5,10 @@
   (NJ 13:69D-1.52(f); a journal that reconciles to the cent);
 - snapshot -> JSON -> restore behaves exactly like the machine that kept running;
 - replaying the journaled events reproduces the snapshot and the meters (``journal verify``);
-- no effect and no public view ever carries a card identity (table-rules.md, shoe section).
+- no effect and no public view ever carries a card identity (table-rules.md, shoe section);
+- a step that fails inside (a bug injected at any point of its action or of the states' entry
+  and exit) leaves the round exactly as before, so the same event then behaves as if the failed
+  attempt never happened (NJ 13:69E-1.39B(h): recover to the prior state).
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from hypothesis import strategies as st
 from round_support import SUP
 
 from fsm.round.config import GameConfig
-from fsm.round.events import Effect, Event
+from fsm.round.effects import Effect
+from fsm.round.events import Event
 from fsm.round.machine import RoundMachine, replay
 from fsm.round.meters import UNIT
 
@@ -211,9 +215,10 @@ def _run(data: Any, steps: int) -> tuple[GameConfig, list[dict[str, Any]], list[
         before = m.snapshot()["meters"]
         effects = m.step(Event(etype, ev_data), now)
         for e in effects:  # every route a planner takes is a transition of the machine
-            assert not (e["type"] == "rejected" and "internal error" in e["reason"]), e
+            assert not (e.TYPE == "rejected" and e["cause"] == "internal"), e
         _check_meters(before, m.snapshot()["meters"], effects)
-        entries.append({"type": etype, "data": {**ev_data, "effects": effects}, "ts_ms": now})
+        journal_form = [e.to_json() for e in effects]
+        entries.append({"type": etype, "data": {**ev_data, "effects": journal_form}, "ts_ms": now})
         all_effects.append(effects)
         posted += [(e["event"]["type"], e["event"]["data"]) for e in effects if e["type"] == "post"]
     return cfg, entries, all_effects, m
@@ -286,6 +291,48 @@ def test_snapshot_restore_behaves_the_same(data: Any) -> None:
     assert b.snapshot() == m.snapshot()
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_a_step_that_fails_inside_is_rolled_back_exactly_nj_39b_h(data: Any) -> None:
+    """NJ 13:69E-1.39B(h): after a failure the table recovers to its prior state. A bug is
+    injected at a random effect of a random step (the n-th ``emit`` raises: in the planned
+    action, in a state's entry, in a meter movement); the step must answer one ``rejected``
+    with cause ``internal``, the snapshot must be unchanged, and the same event stepped again
+    must give exactly what an untouched copy of the machine gives."""
+    cfg, entries, _effects, _m = _run(data, 30)
+    cut = data.draw(st.integers(0, len(entries) - 1))
+    m = RoundMachine(cfg)
+    for e in entries[:cut]:
+        m.step(Event(e["type"], {k: v for k, v in e["data"].items() if k != "effects"}), e["ts_ms"])
+    e = entries[cut]
+    ev = Event(e["type"], {k: v for k, v in e["data"].items() if k != "effects"})
+    twin = RoundMachine.restore(cfg, json.loads(json.dumps(m.snapshot())))
+    expected = twin.step(ev, e["ts_ms"])
+    before = m.snapshot()
+    fail_at = data.draw(st.integers(0, 8))
+    context = m._c
+    real_emit = context.emit
+    calls = [0]
+    raised = [False]
+
+    def emit(effect: Effect) -> None:
+        if calls[0] == fail_at:
+            raised[0] = True
+            raise RuntimeError("injected")
+        calls[0] += 1
+        real_emit(effect)
+
+    context.emit = emit  # type: ignore[method-assign]
+    got = m.step(ev, e["ts_ms"])
+    if not raised[0]:  # refused before acting, or fewer effects than the failure point
+        assert got == expected
+        return
+    assert len(got) == 1 and got[0].TYPE == "rejected" and got[0]["cause"] == "internal", got
+    assert m.snapshot() == before
+    assert m.step(ev, e["ts_ms"]) == expected
+    assert m.snapshot() == twin.snapshot()
+
+
 def _card_lists(obj: Any) -> list[list[int]]:
     found: list[list[int]] = []
     if isinstance(obj, dict):
@@ -311,7 +358,7 @@ def test_no_effect_or_public_view_reveals_cards(data: Any) -> None:
         for lst in _card_lists(effs):
             # the only int lists effects carry are seat orders (7 distinct seats 0..6)
             assert sorted(lst) == list(range(7)) or lst not in hands, "a hand reached an effect"
-        text = json.dumps(effs)
+        text = json.dumps([e.to_json() for e in effs])
         assert '"hands"' not in text and '"stacks": [' not in text and '"cards": [' not in text
     view = m.public_view()
     assert "hands" not in view["round"]

@@ -254,7 +254,8 @@ def test_dice_start_and_dealer_entered_outcomes_when_the_shoe_reads_no_cards(
                 shakes += 1
             assert shakes >= 3
     accepted = [r for r in rows if r[2] == "chip_detected"]
-    assert all(r[3]["effects"][0]["type"] == "lights" for r in accepted)
+    # every chip was accepted: the wagers that stand, then its light
+    assert all([e["type"] for e in r[3]["effects"]][:2] == ["wagers", "lights"] for r in accepted)
     wagers = len(accepted)
     outcomes = [r for r in rows if r[2] == "progressive_outcome"]
     assert len(outcomes) == wagers

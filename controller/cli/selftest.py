@@ -145,7 +145,7 @@ class HardwareSelfTest:
             self.say(f"  {glyph}")
             self.figures.outputs_driven += 1
             self._sleep(self._step_s)
-        self.table.apply({"type": "display", "glyph": "blank"})
+        self.table.apply({"type": "display", "glyph": " "})
 
     def sign(self, updates: int = 20) -> None:
         sign = self.table.sign

@@ -41,6 +41,7 @@ from typing import Any, Protocol
 
 from controller.config import DEFAULT_CONSOLE_SOCKET, check_pin
 from fsm.round.catalogue import AREAS
+from fsm.round.effects import Rejected
 from fsm.round.events import JSON, Event
 from fsm.round.meters import CORRECTABLE_METERS
 
@@ -562,7 +563,7 @@ class ConsoleServer:
             }
         if receipt.seq is None:
             return {"ok": False, "error": f"{event.type} not committed: {receipt.error}"}
-        effects = [_thaw(e) for e in receipt.effects]
+        effects: list[JSON] = [e.to_json() for e in receipt.effects]
         public = receipt.public
         state = public.state if public is not None else self._owner.public.state
         reply: dict[str, JSON] = {
@@ -572,9 +573,10 @@ class ConsoleServer:
             "effects": effects,
         }
         for effect in receipt.effects:
-            if effect.get("type") == "rejected" and effect.get("event") == event.type:
+            if isinstance(effect, Rejected) and effect.event == event.type:
                 reply["ok"] = False
-                reply["error"] = f"refused by the table: {effect.get('reason')}"
+                reply["error"] = f"refused by the table: {effect.reason}"
+                reply["cause"] = effect.cause
                 break
         return reply
 

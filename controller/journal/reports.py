@@ -1,15 +1,19 @@
 """Reports read from a table's journal: game recall (rounds), shift, meters and hits.
 
-Responsible for rebuilding what happened from the committed entries and their effects, read-only
-through the journal's own format module (a read-only SQLite connection, `schema_problems`,
-`decode_object`): each round from its entries (positions with wagers, starting position, outcomes,
-hits, faults, void); a shift's progressive reconciliation from the journaled ``meter_movement``
-effects, where for each level meter = display + reserve + overflow and
-``end = start + contributed - paid_from_meter + adjustments`` to the cent; the current meters as
-stored beside the journal; the last hits with who validated them.
+Responsible for adding up what the journaled effects say, read-only through the journal's own
+format module (a read-only SQLite connection, `schema_problems`, `decode_object`) and the round's
+effect records (``fsm.round.effects.parse_effect``): each round from its effects (the wagers that
+stand, the starting position, outcomes, hits paid or voided with who validated them and how,
+faults, refunds, the void, the round's summary); a shift's progressive reconciliation from the
+``meter_movement`` effects, where for each level meter = display + reserve + overflow and
+``end = start + contributed - paid_from_meter + adjustments`` to the cent, each adjustment listed
+with its reason and supervisor; the current meters as stored beside the journal, checked against
+the movements; the last hits with who validated them.
 
-Must never write, create or repair a journal file, never decide a game rule (outcomes and amounts
-come from the machine's effects as journaled), and never use floats for money.
+Must never write, create or repair a journal file, never decide a game rule or infer a fact from
+an entry's type (outcomes, amounts, causes and names come from the machine's effects as
+journaled; a resolved round's cards from its journaled ``dealt`` data, mapped by the journaled
+delivery order), and never use floats for money.
 """
 
 from __future__ import annotations
@@ -26,10 +30,30 @@ from controller.journal.format import (
     JSON,
     Entry,
     JournalError,
-    completes_a_round,
     decode_object,
 )
+from fsm.round.effects import (
+    Bank,
+    Effect,
+    Fault,
+    FaultClearedEffect,
+    HitPending,
+    HitVoidedEffect,
+    MeterMovement,
+    Outcome,
+    Pay,
+    Refund,
+    Rejected,
+    RoundSummary,
+    RoundVoided,
+    SideWagerSettled,
+    StartingPosition,
+    Wagers,
+    parse_effect,
+)
 from fsm.round.meters import UNIT as SUB_UNITS
+from fsm.round.records import RecordError
+from fsm.rules.cards import CardError, format_card, parse_card
 
 METER_PARTS = ("display_cents", "overflow_cents", "reserve_cents")
 
@@ -138,9 +162,18 @@ class JournalReader:
             raise ReportError(f"{self.path}: cannot read the stored state: {exc}") from None
 
 
-def effects_of(entry: Entry) -> list[dict[str, JSON]]:
+def effects_of(entry: Entry) -> list[Effect]:
+    """The entry's journaled effects as records; ReportError names a malformed one."""
     raw = entry.data.get("effects", [])
-    return [e for e in raw if isinstance(e, dict)] if isinstance(raw, list) else []
+    if not isinstance(raw, list):
+        raise ReportError(f"seq {entry.seq}: effects: not a list (run tablectl journal verify)")
+    out: list[Effect] = []
+    for i, e in enumerate(raw):
+        try:
+            out.append(parse_effect(e, f"seq {entry.seq}: effects[{i}]"))
+        except RecordError as exc:
+            raise ReportError(f"{exc} (run tablectl journal verify)") from None
+    return out
 
 
 def _int(value: object) -> int:
@@ -151,8 +184,8 @@ def _in_window(ts: int, start: int | None, end: int | None) -> bool:
     return (start is None or ts >= start) and (end is None or ts < end)
 
 
-def _rejected(effects: list[dict[str, JSON]], event_type: str) -> bool:
-    return any(e.get("type") == "rejected" and e.get("event") == event_type for e in effects)
+def _refused(effects: list[Effect]) -> bool:
+    return any(isinstance(e, Rejected) for e in effects)
 
 
 # ------------------------------------------------------------------------------------- rounds
@@ -176,6 +209,9 @@ class RoundRecall:
     faults: list[dict[str, JSON]] = field(default_factory=list)
     rejected: list[dict[str, JSON]] = field(default_factory=list)
     entries: list[int] = field(default_factory=list)
+    summary: dict[str, JSON] | None = None
+    order: list[int] = field(default_factory=list)  # the journaled delivery order of the stacks
+    dealt: list[dict[str, JSON]] = field(default_factory=list)  # accepted dealt data, in order
 
     def to_json(self) -> dict[str, JSON]:
         return {
@@ -194,122 +230,147 @@ class RoundRecall:
             "refunds": self.refunds,
             "faults": self.faults,
             "rejected": self.rejected,
+            "summary": self.summary,
+            "cards": self.cards(),
             "seqs": [self.entries[0], self.entries[-1]] if self.entries else [],
         }
 
+    def cards(self) -> dict[str, str] | None:
+        """A resolved round's cards in card notation, by seat ("dealer", "1".."6"), from the
+        journaled dealt data (a card-reading shoe) mapped by the journaled delivery order; None
+        while the round is unresolved or no card was read."""
+        if self.summary is None or not self.dealt:
+            return None
+        seats: dict[int, list[str]] = {}
+        for dealt in self.dealt:
+            hands = dealt.get("hands")
+            stacks = dealt.get("stacks")
+            if isinstance(hands, dict):
+                pairs = [(0 if str(k) == "dealer" else _int_key(k), v) for k, v in hands.items()]
+            elif isinstance(stacks, list) and len(stacks) == len(self.order):
+                pairs = list(zip(self.order, stacks, strict=True))
+            else:
+                continue
+            for seat, cards in pairs:
+                if seat is None or not isinstance(cards, list):
+                    return None
+                seats.setdefault(seat, []).extend(_notation(c) for c in cards)
+        if not seats:
+            return None
+        return {
+            ("dealer" if seat == 0 else str(seat)): " ".join(cards)
+            for seat, cards in sorted(seats.items())
+        }
+
+
+def _int_key(key: object) -> int | None:
+    text = str(key)
+    return int(text) if text.isdigit() else None
+
+
+def _notation(card: object) -> str:
+    try:
+        if isinstance(card, str):
+            return format_card(parse_card(card))
+        if isinstance(card, int) and not isinstance(card, bool):
+            return format_card(card)
+    except CardError:
+        pass
+    return "??"
+
 
 def _round_of(entry: Entry) -> int | None:
-    if entry.type == "round_completed":
-        rid = entry.data.get("round_id")
-        if isinstance(rid, int) and not isinstance(rid, bool):
-            return rid
+    """The round the owner filed the entry under (the machine's entry round)."""
     return entry.round_id if entry.round_id else None
 
 
 def _apply_to_round(r: RoundRecall, entry: Entry) -> None:
     effects = effects_of(entry)
-    data = entry.data
     r.entries.append(entry.seq)
-    t = entry.type
-    if t == "chip_detected":
-        pos = data.get("position")
-        if isinstance(pos, int):
-            if _rejected(effects, t):
-                r.late_chips.append(pos)
-            elif pos not in r.positions:
-                r.positions.append(pos)
-    elif t == "chips_resolved" and not _rejected(effects, t):
-        stand = data.get("positions")
-        if isinstance(stand, list):
-            r.positions = [p for p in stand if isinstance(p, int)]
-    elif t == "progressive_outcome" and not _rejected(effects, t):
-        r.outcomes.append({"position": data.get("position"), "line": data.get("line")})
-    elif t == "fault_raised":
-        r.faults.append(
-            {
-                "seq": entry.seq,
-                "ts": entry.ts_ms,
-                "code": data.get("code"),
-                "device": data.get("device"),
-                "detail": data.get("detail"),
-            }
-        )
-    elif t == "fault_cleared" and not _rejected(effects, t):
-        r.faults.append({"seq": entry.seq, "ts": entry.ts_ms, "cleared_by": data.get("supervisor")})
-    elif t == "round_completed":
-        r.completed = True
-        r.ended_ms = entry.ts_ms
+    if entry.type == "dealt" and not _refused(effects):
+        r.dealt.append({k: v for k, v in entry.data.items() if k in ("hands", "stacks")})
     for e in effects:
-        kind = e.get("type")
-        if kind == "rejected":
+        if isinstance(e, Rejected):
             r.rejected.append(
-                {"seq": entry.seq, "event": e.get("event"), "reason": e.get("reason")}
+                {"seq": entry.seq, "event": e.event, "reason": e.reason, "cause": e.cause}
             )
-        elif kind == "starting_position":
-            r.starting_position = {
-                "by": e.get("by"),
-                "number": e.get("number"),
-                "seat": e.get("seat"),
-            }
-        elif kind == "bank":
-            pos = e.get("position")
-            r.bank = pos if isinstance(pos, int) else None
-        elif kind == "side_wager_settled":
-            results = e.get("results")
-            if isinstance(results, list):
-                r.side_wagers.extend(x for x in results if isinstance(x, dict))
-        elif kind == "hit_pending":
-            r.hits.append(
+            if e.event == "chip_detected" and e.cause == "late" and e.position is not None:
+                r.late_chips.append(e.position)
+        elif isinstance(e, Wagers):
+            r.positions = list(e.positions)
+        elif isinstance(e, Outcome):
+            r.outcomes.append({"position": e.position, "line": e.line})
+        elif isinstance(e, Fault):
+            r.faults.append(
                 {
-                    "position": e.get("position"),
-                    "level": e.get("level"),
-                    "line": e.get("line"),
-                    "status": "pending",
+                    "seq": entry.seq,
+                    "ts": entry.ts_ms,
+                    "code": e.code,
+                    "device": e.device,
+                    "detail": e.detail,
                 }
             )
-        elif kind == "pay":
-            validated = data.get("supervisor") if t == "hit_validated" else None
-            r.hits = [
-                h
-                for h in r.hits
-                if not (h.get("status") == "pending" and h.get("position") == e.get("position"))
-            ]
+        elif isinstance(e, FaultClearedEffect):
+            r.faults.append(
+                {
+                    "seq": entry.seq,
+                    "ts": entry.ts_ms,
+                    "cleared_by": e.supervisor,
+                    "via": e.via,
+                    "outcome": e.outcome,
+                }
+            )
+        elif isinstance(e, StartingPosition):
+            r.starting_position = {"by": e.by, "number": e.number, "seat": e.seat}
+            r.order = list(e.order)
+        elif isinstance(e, Bank):
+            r.bank = e.position
+        elif isinstance(e, SideWagerSettled):
+            r.side_wagers.extend(x.fields_json() for x in e.results)
+        elif isinstance(e, HitPending):
+            r.hits.append(
+                {"position": e.position, "level": e.level, "line": e.line, "status": "pending"}
+            )
+        elif isinstance(e, Pay):
+            r.hits = [h for h in r.hits if not _pending_at(h, e.position)]
             r.hits.append(
                 {
-                    "position": e.get("position"),
-                    "level": e.get("level"),
-                    "line": e.get("line"),
-                    "cents": _int(e.get("cents")),
-                    "from": e.get("from"),
+                    "position": e.position,
+                    "level": e.level,
+                    "line": e.line,
+                    "cents": e.cents,
+                    "from": e.from_,
                     "status": "paid",
-                    "validated_by": validated,
+                    "validated_by": e.supervisor,
+                    "validated_via": e.via,
                 }
             )
-        elif kind == "refund":
-            r.refunds.append(
+        elif isinstance(e, HitVoidedEffect):
+            r.hits = [h for h in r.hits if not _pending_at(h, e.position)]
+            r.hits.append(
                 {
-                    "position": e.get("position"),
-                    "cents": _int(e.get("cents")),
-                    "reason": e.get("reason"),
+                    "position": e.position,
+                    "level": e.level,
+                    "line": e.line,
+                    "status": "voided",
+                    "voided_by": e.supervisor,
+                    "via": e.via,
+                    "reason": e.reason,
                 }
             )
-        elif kind == "round_voided":
-            r.voided = str(e.get("reason") or "voided")
+        elif isinstance(e, Refund):
+            r.refunds.append({"position": e.position, "cents": e.cents, "reason": e.reason})
+        elif isinstance(e, RoundVoided):
+            r.voided = e.reason or "voided"
             r.ended_ms = entry.ts_ms
-    if t == "hit_voided" and not _rejected(effects, t):
-        r.hits = [
-            h
-            for h in r.hits
-            if not (h.get("status") == "pending" and h.get("position") == data.get("position"))
-        ]
-        r.hits.append(
-            {
-                "position": data.get("position"),
-                "status": "voided",
-                "voided_by": data.get("supervisor"),
-                "reason": data.get("reason"),
-            }
-        )
+        elif isinstance(e, RoundSummary):
+            r.summary = e.fields_json()
+            r.completed = e.outcome == "completed"
+            r.ended_ms = entry.ts_ms
+
+
+def _pending_at(hit: Mapping[str, JSON], position: int) -> bool:
+    return hit.get("status") == "pending" and hit.get("position") == position
 
 
 def rounds_report(
@@ -335,12 +396,6 @@ def rounds_report(
 
 
 # ------------------------------------------------------------------------------------- movements
-def _meter_delta(movement: Mapping[str, JSON]) -> int:
-    """Cents by which a movement changes display + overflow + reserve (the machine journals the
-    change of each meter's whole cents, so the deltas add up exactly to the meters shown)."""
-    return sum(_int(movement.get(k)) for k in METER_PARTS)
-
-
 @dataclass
 class LevelFlow:
     """One level's movements in a window, in cents."""
@@ -351,12 +406,13 @@ class LevelFlow:
     paid_from_meter_cents: int = 0
     adjustments_cents: int = 0
 
-    def add(self, movement: Mapping[str, JSON]) -> None:
-        delta = _meter_delta(movement)
-        kind = movement.get("kind")
-        if kind == "contribution":
+    def add(self, movement: MeterMovement) -> None:
+        # the machine journals the change of each meter's whole cents, so the deltas add up
+        # exactly to the meters shown
+        delta = movement.meter_delta_cents
+        if movement.kind == "contribution":
             self.contributed_cents += delta
-        elif kind == "payout":
+        elif movement.kind == "payout":
             self.paid_from_meter_cents -= delta
         else:  # reset (house-funded part), reversal of a voided round, supervised correction
             self.adjustments_cents += delta
@@ -400,6 +456,7 @@ def shift_report(
     table_wagers = table_wagered = 0
     rounds_done = voids = faults = 0
     hits: list[dict[str, JSON]] = []
+    adjustments: list[dict[str, JSON]] = []
     first_ts: int | None = None
     last_ts: int | None = None
     for entry in reader.entries():
@@ -409,44 +466,46 @@ def shift_report(
         if inside:
             first_ts = entry.ts_ms if first_ts is None else first_ts
             last_ts = entry.ts_ms
-            if completes_a_round(entry.type, entry.data):
-                rounds_done += 1
-            elif entry.type == "fault_raised" and not _rejected(effects, entry.type):
-                faults += 1
         contributions = [
-            e
-            for e in effects
-            if e.get("type") == "meter_movement" and e.get("kind") == "contribution"
+            e for e in effects if isinstance(e, MeterMovement) and e.kind == "contribution"
         ]
         if inside and contributions:
             # every level's contribution carries the same wagers: the table counts them once
-            table_wagers += max(_int(m.get("wagers")) for m in contributions)
-            table_wagered += max(_int(m.get("wagered_cents")) for m in contributions)
+            table_wagers += max(_int(m.wagers) for m in contributions)
+            table_wagered += max(_int(m.wagered_cents) for m in contributions)
             for m in contributions:
-                f = flows.setdefault(str(m.get("level")), LevelFlow())
-                f.wagers += _int(m.get("wagers"))
-                f.wagered_cents += _int(m.get("wagered_cents"))
+                f = flows.setdefault(m.level, LevelFlow())
+                f.wagers += _int(m.wagers)
+                f.wagered_cents += _int(m.wagered_cents)
         for e in effects:
-            kind = e.get("type")
-            if kind == "meter_movement":
-                level = str(e.get("level"))
-                running[level] = running.get(level, 0) + _meter_delta(e)
+            if isinstance(e, MeterMovement):
+                running[e.level] = running.get(e.level, 0) + e.meter_delta_cents
                 if before:
-                    start_meter[level] = start_meter.get(level, 0) + _meter_delta(e)
+                    start_meter[e.level] = start_meter.get(e.level, 0) + e.meter_delta_cents
                 elif inside:
-                    flows.setdefault(level, LevelFlow()).add(e)
-            elif inside and kind == "round_voided":
+                    flows.setdefault(e.level, LevelFlow()).add(e)
+                    if e.kind not in ("contribution", "payout"):
+                        adjustments.append(_adjustment(entry, e))
+            elif not inside:
+                continue
+            elif isinstance(e, RoundSummary) and e.outcome == "completed":
+                rounds_done += 1
+            elif isinstance(e, RoundVoided):
                 voids += 1
-            elif inside and kind == "pay":
+            elif isinstance(e, Fault):
+                faults += 1
+            elif isinstance(e, Pay):
                 hits.append(
                     {
-                        "position": e.get("position"),
-                        "level": e.get("level"),
-                        "line": e.get("line"),
-                        "cents": _int(e.get("cents")),
-                        "from": e.get("from"),
-                        "round": e.get("round_id", entry.round_id),
+                        "position": e.position,
+                        "level": e.level,
+                        "line": e.line,
+                        "cents": e.cents,
+                        "from": e.from_,
+                        "round": entry.round_id,
                         "time": entry.ts_ms,
+                        "validated_by": e.supervisor,
+                        "validated_via": e.via,
                     }
                 )
     per_level: list[dict[str, JSON]] = []
@@ -490,9 +549,27 @@ def shift_report(
         "voided_rounds": voids,
         "faults": faults,
         "hits": hits,
+        "adjustments": adjustments,
         "progressive": total,
         "levels": per_level,
         "problems": _reconcile_with_stored(reader, running),
+    }
+
+
+def _adjustment(entry: Entry, m: MeterMovement) -> dict[str, JSON]:
+    """One adjustment of a meter (a correction, a void's reversal, the reset after a hit) with
+    the reason and supervisor its movement carries (NJ 13:69D-1.52(f))."""
+    return {
+        "seq": entry.seq,
+        "time": entry.ts_ms,
+        "round": m.round_id,
+        "level": m.level,
+        "kind": m.kind,
+        "cents": m.meter_delta_cents,
+        "house_cents": m.house_cents,
+        "meter": m.meter,
+        "reason": m.reason,
+        "supervisor": m.supervisor,
     }
 
 
@@ -539,11 +616,18 @@ def meters_report(reader: JournalReader) -> dict[str, JSON]:
             }
         )
     snap = reader.stored_snapshot() or {}
+    # the stored meters must be what the journaled movements add up to
+    running = dict(initial_meters(reader))
+    for entry in reader.entries():
+        for e in effects_of(entry):
+            if isinstance(e, MeterMovement):
+                running[e.level] = running.get(e.level, 0) + e.meter_delta_cents
     return {
         "table": reader.meta().get("table_id", ""),
         "state": snap.get("state"),
         "round": snap.get("round_id"),
         "levels": levels,
+        "problems": _reconcile_with_stored(reader, running),
     }
 
 
@@ -563,23 +647,21 @@ def hits_report(
         if not _in_window(entry.ts_ms, start, end):
             continue
         for e in effects_of(entry):
-            if e.get("type") != "pay":
+            if not isinstance(e, Pay):
                 continue
-            rid = e.get("round_id", entry.round_id)
             hits.append(
                 {
                     "table": table,
-                    "position": e.get("position"),
-                    "level": e.get("level"),
-                    "line": e.get("line"),
-                    "cents": _int(e.get("cents")),
-                    "from": e.get("from"),
+                    "position": e.position,
+                    "level": e.level,
+                    "line": e.line,
+                    "cents": e.cents,
+                    "from": e.from_,
                     "time": entry.ts_ms,
-                    "round": rid,
+                    "round": entry.round_id,
                     "seq": entry.seq,
-                    "validated_by": entry.data.get("supervisor")
-                    if entry.type == "hit_validated"
-                    else None,
+                    "validated_by": e.supervisor,
+                    "validated_via": e.via,
                 }
             )
     return hits[-limit:] if limit > 0 else hits
@@ -610,7 +692,8 @@ def rounds_text(rounds: list[dict[str, JSON]]) -> list[str]:
             lines.append(f"    position {o['position']}: {o['line'] or 'lost'}")
         for h in r["hits"]:
             amount = f" {dollars(_int(h.get('cents')))}" if "cents" in h else ""
-            who = f" validated by {h['validated_by']}" if h.get("validated_by") else ""
+            via = f" ({h['validated_via']})" if h.get("validated_via") else ""
+            who = f" validated by {h['validated_by']}{via}" if h.get("validated_by") else ""
             lines.append(
                 f"    hit {h.get('status')}: position {h.get('position')} {h.get('line') or ''}"
                 f"{amount}{who}"
@@ -622,6 +705,10 @@ def rounds_text(rounds: list[dict[str, JSON]]) -> list[str]:
                 lines.append(f"    fault cleared by {f['cleared_by']}")
         if r["late_chips"]:
             lines.append(f"    late chips ignored at {r['late_chips']}")
+        cards = r.get("cards")
+        if isinstance(cards, dict):
+            for seat, text in cards.items():
+                lines.append(f"    cards {seat}: {text}")
     return lines
 
 
@@ -647,6 +734,12 @@ def shift_text(report: Mapping[str, JSON]) -> list[str]:
         )
     for h in report["hits"]:
         lines.append(f"  hit position {h['position']} {h['line']} {dollars(h['cents'])}")
+    for a in report["adjustments"]:
+        who = f" by {a['supervisor']}" if a.get("supervisor") else ""
+        lines.append(
+            f"  adjustment {a['kind']} {a['level']} {dollars(_int(a['cents']))}{who}: "
+            f"{a.get('reason') or '-'}"
+        )
     for problem in report["problems"]:
         lines.append(f"PROBLEM: {problem}")
     return lines
@@ -664,6 +757,8 @@ def meters_text(report: Mapping[str, JSON]) -> list[str]:
             f"{dollars(lvl['contributed_cents'])}, {lvl['hits']} hits, paid "
             f"{dollars(lvl['paid_cents'])}"
         )
+    for problem in report.get("problems") or []:
+        lines.append(f"PROBLEM: {problem}")
     return lines
 
 

@@ -1,9 +1,9 @@
 """The glue between the round's effects and the table's devices, both ways.
 
-Outputs: `TableDevices.apply` takes one committed effect from the owner thread and drives the
-device that shows or does it: ``lights`` / ``display`` to the GPIO table (``drivers.gpio.table``,
-translating the round's vocabulary to the drivers': ``blink`` -> ``blinking``, ``" "`` -> ``blank``,
-``"-"`` -> ``idle``, ``"F"`` -> ``fault``, ``"P"`` -> ``jackpot``), ``shuffle`` to the shuffler,
+Outputs: `TableDevices.apply` takes one committed effect (a typed record of
+``fsm.round.effects``) from the owner thread and drives the device that shows or does it:
+``lights`` / ``display`` to the GPIO table (``drivers.gpio.table``, which speaks the round's own
+vocabulary, ``fsm.round.vocabulary``: nothing is translated), ``shuffle`` to the shuffler,
 ``dispense`` to the shoe, ``acceptors`` remembered (the machine refuses chips when disarmed),
 ``alert`` and the money effects to a notice callback (status line, floor system). It depends only
 on the small interfaces below, so the real drivers, the pty simulators and the test fakes fit.
@@ -22,45 +22,17 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
-from fsm.round.events import JSON, Effect, Event
+from fsm.round.effects import EFFECTS, Acceptors, Dispense, Display, Effect, Lights, Shuffle
+from fsm.round.events import JSON, Event
+from fsm.round.vocabulary import BLANK, FAULT, GLYPHS
 
 log = logging.getLogger(__name__)
 
-#: The round's light vocabulary -> the GPIO drivers' (drivers.gpio.interfaces.LightState).
-LIGHT_NAMES: dict[str, str] = {
-    "off": "off",
-    "lit": "lit",
-    "attract": "attract",
-    "blink": "blinking",
-    "blinking": "blinking",
-    "locked": "locked",
-}
-#: The round's display glyphs -> the GPIO drivers' (drivers.gpio.interfaces.Glyph).
-GLYPH_NAMES: dict[str, str] = {
-    **{str(n): str(n) for n in range(1, 8)},
-    " ": "blank",
-    "-": "idle",
-    "F": "fault",
-    "P": "jackpot",
-    "L": "locked",
-}
-#: Effects that drive no device: they are passed to the notice callback only.
-NOTICE_EFFECTS = frozenset(
-    {
-        "alert",
-        "rejected",
-        "starting_position",
-        "bank_offer",
-        "bank",
-        "meter_movement",
-        "side_wager_settled",
-        "hit_pending",
-        "pay",
-        "refund",
-        "round_voided",
-        "config_changed",
-    }
-)
+#: Effects that drive a device here or are carried out by the owner (``post``, ``draw_rng``).
+DEVICE_EFFECTS = frozenset({"lights", "display", "acceptors", "shuffle", "dispense"})
+#: Effects that drive no device: they are passed to the notice callback only (every other effect
+#: type of the round, so a new effect record needs no change here).
+NOTICE_EFFECTS = frozenset(EFFECTS) - DEVICE_EFFECTS - {"post", "draw_rng"}
 
 
 class GpioTable(Protocol):
@@ -111,37 +83,22 @@ class TableDevices:
         self._closed = False
 
     def apply(self, effect: Effect) -> None:
-        """Drive the device for one committed effect. A malformed effect or a device that
-        refuses raises (ValueError / RuntimeError naming it): the owner turns that into a
-        ``fault_raised``."""
-        kind = effect.get("type")
-        if kind == "lights":
-            states = effect.get("states")
-            if not isinstance(states, list | tuple):
-                raise ValueError(f"effect lights.states: expected a list, got {states!r}")
-            mapped = [LIGHT_NAMES.get(s, s) if isinstance(s, str) else s for s in states]
-            self._gpio_apply({"type": "lights", "states": mapped})
-        elif kind == "display":
-            glyph = effect.get("glyph")
-            mapped_glyph = GLYPH_NAMES.get(glyph, glyph) if isinstance(glyph, str) else glyph
-            self._gpio_apply({"type": "display", "glyph": mapped_glyph})
-        elif kind == "acceptors":
-            self.armed = bool(effect.get("armed"))
-        elif kind == "shuffle":
+        """Drive the device for one committed effect. A device that refuses raises
+        (ValueError / RuntimeError naming it): the owner turns that into a ``fault_raised``."""
+        if isinstance(effect, Lights | Display):
+            self._gpio_apply(effect)
+        elif isinstance(effect, Acceptors):
+            self.armed = effect.armed
+        elif isinstance(effect, Shuffle):
             if self.shuffler is None:
                 raise RuntimeError("shuffle: no shuffler is connected")
             self.shuffler.shuffle()
-        elif kind == "dispense":
+        elif isinstance(effect, Dispense):
             if self.shoe is None:
                 raise RuntimeError("dispense: no shoe is connected")
-            stacks, cards = effect.get("stacks"), effect.get("cards")
-            if not isinstance(stacks, int) or not isinstance(cards, int):
-                raise ValueError(f"effect dispense: stacks/cards must be ints, got {effect!r}")
-            self.shoe.dispense(stacks, cards)
-        elif kind in NOTICE_EFFECTS:
-            pass
-        else:
-            log.warning("effect %r drives no device", kind)
+            self.shoe.dispense(effect.stacks, effect.cards)
+        elif effect.TYPE not in NOTICE_EFFECTS:
+            log.warning("effect %r drives no device", effect.TYPE)
         if self._notice is not None:
             self._notice(effect)
 
@@ -149,14 +106,14 @@ class TableDevices:
         if self.gpio is not None:
             self.gpio.apply(effect)
 
-    def safe_state(self, glyph: str = " ") -> None:
+    def safe_state(self, glyph: str = BLANK) -> None:
         """Lights off, acceptors disarmed, display blank (or the fault glyph)."""
         self.armed = False
         if self.gpio is None:
             return
         self.gpio.safe_state()
-        if glyph != " ":
-            self.gpio.apply({"type": "display", "glyph": GLYPH_NAMES.get(glyph, glyph)})
+        if glyph != BLANK:
+            self.gpio.apply(Display(glyph if glyph in GLYPHS else FAULT))
 
     def close(self) -> None:
         """Stop the serial devices and close the GPIO table (idempotent)."""

@@ -58,7 +58,9 @@ from controller.journal.format import (
 from controller.journal.store import Journal, JournalError
 from controller.service import restart
 from controller.service.rng import DrawSource, check_draw, draw_position
-from fsm.round.events import JSON, Effect, Event
+from fsm.round.effects import DrawRng, Effect, Post, parse_effect
+from fsm.round.events import JSON, Event
+from fsm.round.records import RecordError
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,9 @@ class Machine(Protocol):
 
     @property
     def round_id(self) -> int: ...
+
+    @property
+    def entry_round_id(self) -> int: ...
 
     def step(self, event: Event, now_ms: int) -> list[Effect]: ...
 
@@ -187,6 +192,18 @@ class _Tracked:
 
 
 _STOP = object()
+
+
+def _owner_effects(journaled: object) -> list[Effect]:
+    """The ``post`` / ``draw_rng`` effects among an entry's journaled effects, typed."""
+    out: list[Effect] = []
+    for raw in journaled if isinstance(journaled, list) else []:
+        if isinstance(raw, dict) and raw.get("type") in OWNER_EFFECTS:
+            try:
+                out.append(parse_effect(raw))
+            except RecordError:
+                log.error("journaled owner effect is not a valid record: %r", raw)
+    return out
 
 
 class Owner:
@@ -382,9 +399,7 @@ class Owner:
                 effects = [] if last is None else last.data.get("effects", [])
                 # a post / draw_rng of the last committed entry was never processed (it would
                 # be the next entry): the crash came between commit and output
-                pending = [
-                    e for e in effects if isinstance(e, dict) and e.get("type") in OWNER_EFFECTS
-                ]
+                pending = _owner_effects(effects)
         except (sqlite3.Error, ValueError, AnchorError) as exc:
             self._refuse_storage(StorageFault(f"{path}: storage fault at power-up: {exc}"))
         except StorageFault as exc:
@@ -403,12 +418,12 @@ class Owner:
         if self._storage_fault:
             return
         outputs = self._machine.outputs()
-        self._apply([e for e in outputs if e.get("type") not in OWNER_EFFECTS], [])
+        self._apply([e for e in outputs if e.TYPE not in OWNER_EFFECTS], [])
         # the requests the committed state waits on (machine.outputs) and the post / draw_rng
         # effects of the last entry, each once: processed next, in order
         requests: dict[str, Effect] = {}
-        for effect in [*pending, *(e for e in outputs if e.get("type") in OWNER_EFFECTS)]:
-            requests.setdefault(canonical_json(effect, "effect"), effect)
+        for effect in [*pending, *(e for e in outputs if e.TYPE in OWNER_EFFECTS)]:
+            requests.setdefault(canonical_json(effect.to_json(), "effect"), effect)
         for effect in reversed(list(requests.values())):
             event = self._owner_effect_event(effect)
             if event is not None:
@@ -529,12 +544,11 @@ class Owner:
         # lists for tuples), so a replay of the journal steps the same input
         event = Event(event.type, json.loads(canonical_json(dict(event.data), "event data")))
         effects = machine.step(event, now)
-        data: dict[str, JSON] = {**event.data, "effects": effects}
-        round_id = event.data.get("round_id", machine.round_id)
+        data: dict[str, JSON] = {**event.data, "effects": [e.to_json() for e in effects]}
         try:
             entry = journal.append(
                 now,
-                round_id if isinstance(round_id, int) else machine.round_id,
+                machine.entry_round_id,  # never a round id taken from the event unchecked
                 event.type,
                 data,
                 snapshot=machine.snapshot(),
@@ -556,8 +570,7 @@ class Owner:
         return entry.seq, effects
 
     def _owner_effect_event(self, effect: Effect) -> Event | None:
-        kind = effect.get("type")
-        if kind == "draw_rng":
+        if isinstance(effect, DrawRng):
             try:
                 value = check_draw(self._draw())
             except Exception as exc:  # a failed RNG is a fault: nothing is drawn or shown
@@ -567,20 +580,15 @@ class Owner:
                     "fault_raised", {"code": "RNG_FAILURE", "device": "rng", "detail": detail}
                 )
             return Event("rng_drawn", {"value": value})
-        if kind == "post":
-            inner = effect.get("event")
-            if isinstance(inner, dict) and isinstance(inner.get("type"), str):
-                inner_data = inner.get("data", {})
-                return Event(
-                    inner["type"], dict(inner_data) if isinstance(inner_data, dict) else {}
-                )
-            log.error("post effect without an event: %r", effect)
+        if isinstance(effect, Post):
+            inner = effect.event.data
+            return Event(effect.event.type, dict(inner) if isinstance(inner, Mapping) else {})
         return None
 
     def _apply(self, effects: Sequence[Effect], posted: list[Event]) -> None:
         """Apply committed effects in order; owner effects become events processed next."""
         for effect in effects:
-            if effect.get("type") in OWNER_EFFECTS:
+            if effect.TYPE in OWNER_EFFECTS:
                 follow = self._owner_effect_event(effect)
                 if follow is not None:
                     posted.append(follow)
@@ -596,7 +604,7 @@ class Owner:
                             "fault_raised",
                             {
                                 "code": "DEVICE_OUTPUT",
-                                "device": str(effect.get("type")),
+                                "device": effect.TYPE,
                                 "detail": f"{type(exc).__name__}: {exc}"[:500],
                             },
                         )

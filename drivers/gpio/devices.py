@@ -52,6 +52,7 @@ from drivers.gpio.filters import QuietGapFilter, StableFilter, Timers
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.interfaces import GLYPHS, OFF, Clock, Glyph, LightState, Post
 from fsm.round.events import Event
+from fsm.round.vocabulary import BLANK
 
 log = logging.getLogger(__name__)
 
@@ -91,7 +92,7 @@ def frame_levels(states: Sequence[LightState], step: int) -> tuple[bool, ...]:
     for i, state in enumerate(states):
         if state == "attract":
             levels.append(i == chase)
-        elif state == "blinking":
+        elif state == "blink":
             levels.append(blink_on)
         else:
             levels.append(state in ("lit", "locked"))
@@ -255,7 +256,7 @@ class GpioAcceptors:
     def _animate(self) -> None:
         with self._cond:
             while not self._closed:
-                if not any(s in ("attract", "blinking") for s in self._states):
+                if not any(s in ("attract", "blink") for s in self._states):
                     self._cond.wait()
                     continue
                 generation = self._generation
@@ -499,13 +500,13 @@ class GpioNumberDisplay:
         pin_factory: Any,
         active_high: bool = True,
     ):
-        self._glyph: Glyph = "blank"
+        self._glyph: Glyph = BLANK
         self._display = LEDCharDisplay(
             *segment_pins,
             dp=dp_pin,
             font=dict(SEGMENTS),
             active_high=active_high,
-            initial_value="blank",
+            initial_value=BLANK,
             pin_factory=pin_factory,
         )
 

@@ -128,7 +128,7 @@ class FakeDiceShaker(_Armed):
 
 class FakeNumberDisplay:
     def __init__(self) -> None:
-        self._glyph: Glyph = "blank"
+        self._glyph: Glyph = " "
         self.closed = False
 
     @property

@@ -1,7 +1,8 @@
 """The font of the table's single 7-segment number display: digits 1-7 and the status glyphs.
 
-Responsible only for which segments each glyph lights; must never touch a pin (the display
-device applies it). Segments are named as gpiozero names them, wired in the order a..g::
+Responsible only for which segments each glyph of the round's vocabulary lights
+(``fsm.round.vocabulary.GLYPHS``, the names the ``display`` effect carries); must never touch a pin
+(the display device applies it). Segments are named as gpiozero names them, wired a..g::
 
          a
        ━━━━━
@@ -25,22 +26,23 @@ random number generator")::
                ━━━━━     ━━━━━               ━━━━━     ━━━━━
         1         2         3         4         5         6         7
 
-The status glyphs, chosen so that none can be read as a digit 1-7::
+The status glyphs (the round's vocabulary, fsm/round/vocabulary.py), chosen so that none can be
+read as a digit 1-7::
 
-                         ━━━━━
-              ┃         ┃               ┃
-              ┃         ┃               ┃
-     ━━━━━               ━━━━━
+                         ━━━━━     ━━━━━
               ┃         ┃         ┃     ┃
               ┃         ┃         ┃     ┃
-               ━━━━━               ━━━━━
-      idle     locked     fault    jackpot    blank
+     ━━━━━               ━━━━━     ━━━━━
+              ┃         ┃         ┃
+              ┃         ┃         ┃
+               ━━━━━
+       -         L         F         P        " "
 
-- ``idle``: a single dash (segment g): the table is open and waiting.
-- ``locked``: "L": betting is locked out.
-- ``fault``: "F": the table is in Fault; a supervisor must clear it.
-- ``jackpot``: "J": a progressive hit waits for a supervisor to validate it (NY 5324.41(k)(3)(iii)).
-- ``blank``: every segment off; also the safe state.
+- ``-`` idle: a single dash (segment g): the table is open and waiting.
+- ``L`` locked: betting is locked out.
+- ``F`` fault: the table is in Fault; a supervisor must clear it.
+- ``P`` pending: a progressive hit waits for a supervisor to validate it (NY 5324.41(k)(3)(iii)).
+- ``" "`` blank: every segment off; also the safe state.
 The decimal point, if fitted, is never lit.
 """
 
@@ -61,11 +63,11 @@ SEGMENTS: MappingProxyType[Glyph, tuple[int, int, int, int, int, int, int]] = Ma
         "5": (1, 0, 1, 1, 0, 1, 1),
         "6": (1, 0, 1, 1, 1, 1, 1),
         "7": (1, 1, 1, 0, 0, 0, 0),
-        "idle": (0, 0, 0, 0, 0, 0, 1),
-        "locked": (0, 0, 0, 1, 1, 1, 0),
-        "fault": (1, 0, 0, 0, 1, 1, 1),
-        "jackpot": (0, 1, 1, 1, 1, 0, 0),
-        "blank": (0, 0, 0, 0, 0, 0, 0),
+        "-": (0, 0, 0, 0, 0, 0, 1),
+        "L": (0, 0, 0, 1, 1, 1, 0),
+        "F": (1, 0, 0, 0, 1, 1, 1),
+        "P": (1, 1, 0, 0, 1, 1, 1),
+        " ": (0, 0, 0, 0, 0, 0, 0),
     }
 )
 

@@ -21,19 +21,18 @@ Events posted (``fsm.round.events.Event``; the full table is in docs/wiring.md):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Literal, Protocol, get_args, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from fsm.round.events import Event
+from fsm.round.vocabulary import GLYPHS, LIGHT_STATES, Glyph, LightState
 
 Post = Callable[[Event], None]
 Clock = Callable[[], float]
 
-LightState = Literal["off", "attract", "lit", "locked", "blinking"]
-LIGHT_STATES: tuple[LightState, ...] = get_args(LightState)
+# The round's own vocabulary (fsm/round/vocabulary.py): what the lights and the display show is
+# named once, there, for the round, the drivers and the docs.
 OFF: LightState = "off"
-
-Glyph = Literal["1", "2", "3", "4", "5", "6", "7", "idle", "locked", "fault", "jackpot", "blank"]
-GLYPHS: tuple[Glyph, ...] = get_args(Glyph)
+__all__ = ["GLYPHS", "LIGHT_STATES", "OFF", "Glyph", "LightState"]
 
 EVENT_NAMES = (
     "chip_detected",

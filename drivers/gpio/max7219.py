@@ -217,7 +217,7 @@ class Max7219NumberDisplay:
     def __init__(self, chain: Max7219Chain, chip: int = 0) -> None:
         self._chain = chain
         self._chip = chip
-        self._glyph: Glyph = "blank"
+        self._glyph: Glyph = " "  # blank
         chain.set_scan_limit(chip, 1)
 
     @property

@@ -57,9 +57,10 @@ from drivers.gpio.max7219 import (
     open_spi,
 )
 from fsm.round.events import Event
+from fsm.round.vocabulary import BLANK, FAULT
 
 SAFE_LIGHTS: tuple[LightState, ...] = (OFF,) * ACCEPTOR_COUNT
-SAFE_GLYPH: Glyph = "blank"
+SAFE_GLYPH: Glyph = BLANK
 
 
 class Table:
@@ -96,8 +97,9 @@ class Table:
     def apply(self, effect: Mapping[str, Any]) -> bool:
         """Apply one effect; True if it was a GPIO effect, False if it is not ours.
 
-        ``{"type": "lights", "states": [6 x "off"|"attract"|"lit"|"locked"|"blinking"]}``,
-        ``{"type": "display", "glyph": "1".."7"|"idle"|"locked"|"fault"|"jackpot"|"blank"}``,
+        ``{"type": "lights", "states": [6 x "off"|"attract"|"lit"|"locked"|"blink"]}``,
+        ``{"type": "display", "glyph": "1".."7"|"-"|"L"|"F"|"P"|" "}`` (the round's
+        vocabulary, fsm/round/vocabulary.py: its effects are applied as they are),
         ``{"type": "shaker_reset"}`` (the shake count starts again at 0). Other keys are ignored.
         A malformed GPIO effect raises ValueError naming the key, and changes nothing.
         """
@@ -118,9 +120,9 @@ class Table:
 
     def safe_state(self, glyph: Glyph = SAFE_GLYPH) -> None:
         """All acceptor lights off (animation stopped), display blank, or ``glyph`` (e.g.
-        "fault" when the journal cannot be written and play is refused)."""
+        "F" when the journal cannot be written and play is refused)."""
         if glyph not in GLYPHS:
-            glyph = "fault"  # never leave the safe state half done over a bad argument
+            glyph = FAULT  # never leave the safe state half done over a bad argument
         self.acceptors.set_lights(SAFE_LIGHTS)
         self.display.show(glyph)
 

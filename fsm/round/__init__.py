@@ -1,6 +1,7 @@
-"""The round of a pai gow table: states, meters, starting position, banking (issue 3).
+"""The round of a pai gow table: states, typed events and effects, meters, starting position,
+banking (issue 3, issue 7).
 
-Pure logic only: no I/O, no clock, no randomness, no threads of its own. See machine.py.
+Pure logic only: no I/O, no clock, no randomness, no threads or locks of its own. See machine.py.
 """
 
 from __future__ import annotations

@@ -1,53 +1,36 @@
-"""Field checks for the round's planners: a bad field refuses the event with a reason naming it.
+"""How a planner refuses an event: ``_Reject`` with the reason (and its one-word cause), turned by
+``RoundMachine.step`` into a journaled ``rejected`` effect.
 
-Responsible for turning malformed event data into a ``rejected`` effect's reason. Must never raise
-anything but ``_Reject`` (which never escapes ``RoundMachine.step``) and never change state.
+Field types, presence and ranges are checked before a planner runs, by the event's record
+(fsm/round/events.py); a planner checks what depends on the round (an element of a list, a rule of
+the state). Must never raise anything but ``_Reject`` (which never escapes ``RoundMachine.step``)
+and never change state.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-
-from fsm.round.catalogue import AREAS
-from fsm.round.events import JSON, Effect
+from fsm.round.context import Plan
+from fsm.round.effects import RejectCause, Rejected
 
 
 class _Reject(Exception):
     """Raised by a planner: the event is refused with this reason (never escapes step)."""
 
-
-Plan = tuple[str, Callable[[], None]]
-
-
-def rejected(event_type: str, reason: str) -> Effect:
-    return {"type": "rejected", "event": event_type, "reason": reason}
+    def __init__(self, reason: str, cause: RejectCause = "refused", position: int | None = None):
+        super().__init__(reason)
+        self.cause: RejectCause = cause
+        self.position = position
 
 
-# --- field checks (raise _Reject naming the field) ------------------------------------------
+def _invalid(reason: str) -> _Reject:
+    """A field whose content is not of the form its event needs (an element of a list ...)."""
+    return _Reject(reason, "invalid")
 
 
-def _field(data: Mapping[str, JSON], key: str) -> JSON:
-    if key not in data:
-        raise _Reject(f"{key}: required")
-    return data[key]
+def rejected(
+    event_type: str, reason: str, cause: RejectCause = "refused", position: int | None = None
+) -> Rejected:
+    return Rejected(event_type, reason, cause, position)
 
 
-def _int(data: Mapping[str, JSON], key: str, lo: int, hi: int | None = None) -> int:
-    v = _field(data, key)
-    if isinstance(v, bool) or not isinstance(v, int):
-        raise _Reject(f"{key}: must be an integer, not {v!r}"[:120])
-    if v < lo or (hi is not None and v > hi):
-        rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
-        raise _Reject(f"{key}: must be {rng}, not {v}")
-    return v
-
-
-def _text(data: Mapping[str, JSON], key: str) -> str:
-    v = _field(data, key)
-    if not isinstance(v, str) or not v.strip():
-        raise _Reject(f"{key}: must be a non-empty string")
-    return v
-
-
-def _position(data: Mapping[str, JSON], key: str = "position") -> int:
-    return _int(data, key, 1, AREAS)
+__all__ = ["Plan", "_Reject", "_invalid", "rejected"]

@@ -1,26 +1,436 @@
-"""The event that every input posts to the owner thread, and the effect the round answers with.
+"""The round's events: the envelope every input posts, and one typed record per event type.
 
-An Event is plain data (JSON-able), so it can be journaled as it was received and replayed. This
-module must never hold behaviour: the round machine decides what an event means.
+An input (a GPIO edge, a serial answer, the console, the owner's deadline) posts an `Event`
+envelope: its ``type`` and its JSON ``data`` as received, which the journal keeps verbatim. The
+round machine turns the envelope into the event's typed record with `parse_event` when it enters
+``RoundMachine.step``: an unknown type, an unknown or missing field, a wrong type or a value out of
+range is refused there with the reason (a journaled ``rejected`` effect), never accepted.
+
+Adding an event type: define its record here, once (``@event("name")`` on a class with its fields
+and a docstring saying what it records), then its planner and its transitions (fsm/round/machine.py,
+fsm/round/states.py); the docs' catalogues are generated from these records
+(``python docs/catalogue.py --write``). Must never hold behaviour: the machine decides what an
+event means.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated, Any, TypeVar, dataclass_transform
 
+from fsm.round.constants import AREAS
+from fsm.round.records import (
+    MAY_BE_EMPTY,
+    Between,
+    Json,
+    Record,
+    RecordError,
+    record,
+)
+
+#: The untyped JSON of an envelope's data, as received (validated by `parse_event`).
 JSON = Any
-Effect = dict[str, JSON]
+
+Position = Annotated[int, Between(1, AREAS)]
+Supervisor = str
 
 
 @dataclass(frozen=True)
 class Event:
-    """One input for the round: ``type`` names it (``chip_detected``, ``lockout_pressed``,
-    ``fault_raised`` ...), ``data`` carries its JSON-able fields."""
+    """One input for the round as it was received: ``type`` names it (``chip_detected``,
+    ``lockout_pressed``, ``fault_raised`` ...), ``data`` carries its JSON fields."""
 
     type: str
     data: Mapping[str, JSON] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, JSON]:
         return {"type": self.type, "data": dict(self.data)}
+
+
+class EventRecord(Record):
+    """Base of the typed events."""
+
+    def envelope(self) -> Event:
+        """The envelope of this event (what an input posts and the journal keeps)."""
+        return Event(self.TYPE, self.fields_json())
+
+
+_R = TypeVar("_R", bound=EventRecord)
+
+#: Every event type -> its record class (filled in by ``@event``).
+EVENTS: dict[str, type[EventRecord]] = {}
+
+
+@dataclass_transform(frozen_default=True)
+def event(name: str) -> Callable[[type[_R]], type[_R]]:
+    """Define the record of the event type ``name`` (and register it)."""
+    return record(name, EVENTS)
+
+
+def parse_event(ev: Event) -> EventRecord:
+    """The typed record of an envelope; `RecordError` says what is wrong with it."""
+    etype = getattr(ev, "type", None)
+    if not isinstance(etype, str):
+        raise RecordError("type: an event type must be a string")
+    cls = EVENTS.get(etype)
+    if cls is None:
+        raise RecordError(f"unknown event type {etype!r}"[:120])
+    data = getattr(ev, "data", None)
+    if not isinstance(data, Mapping):
+        raise RecordError("data: must be a mapping")
+    return cls.parse(data)
+
+
+# --------------------------------------------------------------------------- the table itself
+
+
+@event("power_up")
+class PowerUp(EventRecord):
+    """the service started: SHA-256 of its software and data files, storage check, the seq it
+    resumed from (the reconcile event after a restart); `clock_synced` false: the system clock
+    was not yet synchronised (a Pi has no RTC), so this entry's and later timestamps may be off
+    until a `device_recovered` with device `clock`, code `TIME_SYNC`"""
+
+    software_hash: str | None = None
+    storage: Json = None
+    restored_seq: Annotated[int, Between(0)] | None = None
+    clock_synced: bool | None = None
+
+
+@event("table_opened")
+class TableOpened(EventRecord):
+    """the table opens (a shuffle follows)"""
+
+    supervisor: Supervisor
+    via: str | None = None
+
+
+@event("table_closed")
+class TableClosed(EventRecord):
+    """the table closes"""
+
+    supervisor: Supervisor
+    via: str | None = None
+
+
+# --------------------------------------------------------------------------- betting
+
+
+@event("shuffle_complete")
+class ShuffleComplete(EventRecord):
+    """the shuffler's deck count (53 required, NY (n)(8)) and the deck's id"""
+
+    count: Annotated[int, Between(0, 9999)]
+    deck_id: Json = None
+
+
+@event("chip_detected")
+class ChipDetected(EventRecord):
+    """a chip at an acceptor (1-6); refused when late (after the lock-out, NY (k)(2)), when
+    the acceptor is already lit, or when the acceptors are not armed"""
+
+    position: Position
+
+
+@event("bank_accepted")
+class BankAccepted(EventRecord):
+    """a player banks the round (NY (h))"""
+
+    position: Position
+
+
+@event("bank_released")
+class BankReleased(EventRecord):
+    """the bank withdrawn before the lock-out"""
+
+
+@event("lockout_pressed")
+class LockoutPressed(EventRecord):
+    """ "no more bets": the lock-out button (NY (k)(2))"""
+
+
+@event("pai_gow_wagers")
+class PaiGowWagers(EventRecord):
+    """three-card bonus only: the betting areas (1-6, distinct, at least one) holding a pai gow
+    wager, entered by the dealer in Betting or LockedOut; every lit progressive wager must be
+    among them (NY (k)(1)); the stacks go to them only, farthest left first, dealer last
+    (NY (n)(4)-(5), (n)(7)(ii))"""
+
+    positions: Json
+    via: str | None = None
+
+
+@event("chips_confirmed")
+class ChipsConfirmed(EventRecord):
+    """the dealer's chip count equals the lights lit; contributions made"""
+
+
+@event("chips_mismatch")
+class ChipsMismatch(EventRecord):
+    """the count differs; supervisor alerted"""
+
+    counted: Annotated[int, Between(0, 64)]
+
+
+@event("chips_resolved")
+class ChipsResolved(EventRecord):
+    """the supervisor names the wagers that stand"""
+
+    supervisor: Supervisor
+    positions: Json
+    via: str | None = None
+
+
+# --------------------------------------------------------------------------- starting position
+
+
+@event("rng_drawn")
+class RngDrawn(EventRecord):
+    """the one RNG draw of the round, 1-7, as drawn and shown"""
+
+    value: Annotated[int, Between(1, 7)]
+
+
+@event("rng_void")
+class RngVoid(EventRecord):
+    """the supervisor voids the draw; a redraw follows"""
+
+    supervisor: Supervisor
+    reason: str
+    via: str | None = None
+
+
+@event("shake_detected")
+class ShakeDetected(EventRecord):
+    """one shake of the dice shaker (``count``: the sensor's own count, informational)"""
+
+    count: Annotated[int, Between(0)] | None = None
+
+
+@event("shaker_lid")
+class ShakerLid(EventRecord):
+    """the shaker's lid sensor"""
+
+    lifted: bool
+
+
+@event("lid_lifted_by_bank")
+class LidLiftedByBank(EventRecord):
+    """the bank lifted the lid: re-shake required (NY (h)(8)(i))"""
+
+
+@event("dice_position_entered")
+class DicePositionEntered(EventRecord):
+    """the dice total (3-18) entered by the dealer"""
+
+    total: Annotated[int, Between(3, 18)]
+
+
+@event("side_wagers")
+class SideWagers(EventRecord):
+    """the 1-7 side wagers `[{"position","number","cents"}]` (NY (j), NJ 11.8C)"""
+
+    bets: Json
+
+
+@event("side_wagers_settled")
+class SideWagersSettled(EventRecord):
+    """side wagers settled outside the controller, or none placed"""
+
+
+# --------------------------------------------------------------------------- dealing and play
+
+
+@event("dealt")
+class Dealt(EventRecord):
+    """the shoe dispensed (4 cards remain; with the three-card bonus and p pai gow positions
+    53 − 3(p+1) after the threes, 53 − 7(p+1) after the fours); card identities (a reading shoe,
+    per dispense: `stacks` in the order dispensed, or `hands` by seat) are hidden from every
+    export until the round resolves"""
+
+    remaining: Annotated[int, Between(0, 53)]
+    stacks: Json = None
+    hands: Json = None
+
+
+@event("three_card_settled")
+class ThreeCardSettled(EventRecord):
+    """three-card bonus wagers settled by the dealer (NY (n)(6)); the stacks of four follow
+    (NY (n)(7)(ii))"""
+
+
+@event("play_complete")
+class PlayComplete(EventRecord):
+    """hands set and shown: settlement starts"""
+
+
+@event("progressive_outcome")
+class ProgressiveOutcome(EventRecord):
+    """a position's progressive line (or `null`: lost), when the shoe does not read cards"""
+
+    position: Position
+    line: Annotated[str, MAY_BE_EMPTY] | None
+
+
+@event("hit_validated")
+class HitValidated(EventRecord):
+    """a supervisor validates a hit: paid at the meter now (NY (k)(3)(iii), (k)(6))"""
+
+    position: Position
+    supervisor: Supervisor
+    via: str | None = None
+
+
+@event("hit_voided")
+class HitVoided(EventRecord):
+    """a pending hit found not to be a winner"""
+
+    position: Position
+    supervisor: Supervisor
+    reason: str
+    via: str | None = None
+
+
+@event("round_completed")
+class RoundCompleted(EventRecord):
+    """the round is complete (posted by the machine itself); accepted ones are what `rounds`
+    counts; refused unless it names the round in play"""
+
+    round_id: Annotated[int, Between(0)]
+
+
+# --------------------------------------------------------------------------- faults
+
+
+@event("fault_raised")
+class FaultRaised(EventRecord):
+    """a fault (codes below); progressive wagers refused"""
+
+    code: str
+    device: str
+    detail: Annotated[str, MAY_BE_EMPTY] = ""
+
+
+@event("fault_cleared")
+class FaultCleared(EventRecord):
+    """a supervisor clears it: the round resumes, or is voided with its contributions reversed"""
+
+    supervisor: Supervisor
+    void: bool = False
+    via: str | None = None
+
+
+@event("deadline")
+class Deadline(EventRecord):
+    """a deadline of the state passed (the owner posts it; no timer threads)"""
+
+
+@event("device_recovered")
+class DeviceRecovered(EventRecord):
+    """a device answers again after a communication fault"""
+
+    device: str
+    code: str | None = None
+
+
+# --------------------------------------------------------------------------- the dealer panel
+
+
+@event("panel_next")
+class PanelNext(EventRecord):
+    """the dealer's NEXT button, meaning what the state needs next; with the supervisor key on,
+    also the supervisor's step (open the table, validate the pending hit, clear a fault)"""
+
+
+@event("panel_void")
+class PanelVoid(EventRecord):
+    """the VOID button, supervisor key on only: void the pending hit, clear a fault voiding the
+    round, void the RNG draw, or close an idle table"""
+
+
+@event("supervisor_key")
+class SupervisorKey(EventRecord):
+    """the supervisor key switch (its position is kept: panel steps in the key holder's name,
+    `panel-key`)"""
+
+    on: bool
+
+
+@event("console_refused")
+class ConsoleRefused(EventRecord):
+    """the supervisor console refused a PIN (never the PIN itself); at most 10 a minute are
+    journaled, `unjournaled` counts those that were not"""
+
+    supervisor: Supervisor
+    request: str
+    reason: str
+    unjournaled: Annotated[int, Between(0)] | None = None
+
+
+# --------------------------------------------------------------------------- maintenance
+
+
+@event("maintenance_entered")
+class MaintenanceEntered(EventRecord):
+    """maintenance, table closed"""
+
+    supervisor: Supervisor
+    via: str | None = None
+
+
+@event("maintenance_exited")
+class MaintenanceExited(EventRecord):
+    """back to closed"""
+
+    supervisor: Supervisor
+    via: str | None = None
+
+
+@event("config_changed")
+class ConfigChanged(EventRecord):
+    """configuration changed (`changes`: {"dotted.key": new value}; old and new values in the
+    effect)"""
+
+    supervisor: Supervisor
+    changes: Json
+    via: str | None = None
+
+
+@event("config_pending")
+class ConfigPending(EventRecord):
+    """the configuration file differs from the journal's while the table is open: the journal's
+    stays in force, `keys` names every differing key, `changes` lists each as
+    {"key", "journal", "file"}; applied when the table next closes"""
+
+    keys: tuple[str, ...]
+    changes: Json
+    via: str | None = None
+
+
+@event("meter_corrected")
+class MeterCorrected(EventRecord):
+    """a supervised meter correction (NJ 13:69D-1.52(f): never without a recorded reason)"""
+
+    level: str
+    meter: str
+    delta_cents: int
+    reason: str
+    supervisor: Supervisor
+    via: str | None = None
+
+
+@event("light_test")
+class LightTest(EventRecord):
+    """acceptor light test"""
+
+    supervisor: Supervisor | None = None
+    via: str | None = None
+
+
+@event("display_test")
+class DisplayTest(EventRecord):
+    """number display test"""
+
+    supervisor: Supervisor | None = None
+    via: str | None = None

@@ -7,25 +7,33 @@ Must never do I/O; a chip after the lock-out is refused, never counted.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import Any
 
 from fsm.round import states as S
-from fsm.round.catalogue import AREAS
-from fsm.round.checks import Plan, _field, _int, _position, _Reject, _text
-from fsm.round.events import JSON
+from fsm.round.checks import Plan, _invalid, _Reject
+from fsm.round.constants import AREAS
+from fsm.round.context import Round
+from fsm.round.effects import Alert, Bank, Wagers
+from fsm.round.events import (
+    BankAccepted,
+    BankReleased,
+    ChipDetected,
+    ChipsMismatch,
+    ChipsResolved,
+    LockoutPressed,
+    PaiGowWagers,
+    ShuffleComplete,
+)
 from fsm.rules.cards import DECK_SIZE
 
-if TYPE_CHECKING:
-    from fsm.round.machine import RoundMachine
 
-
-def _p_shuffle_complete(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    count = _int(d, "count", 0, 9999)
+def _p_shuffle_complete(m: Round, e: ShuffleComplete) -> Plan:
+    count = e.count
     if count != DECK_SIZE:
 
         def fault() -> None:
-            m._enter_fault(
+            m.enter_fault(
                 f"DECK_COUNT_{count}",
                 "shuffler",
                 f"the shuffler counted {count} cards, 53 required; the deck must not deal",
@@ -35,62 +43,67 @@ def _p_shuffle_complete(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
         return S.FAULT, fault
 
     def act() -> None:
-        m._rounds_since_shuffle = 0
-        if m._config.bank_start_of_game == "every_shuffle":
-            m._bank.new_game()
-        m._begin_round()
+        m.rounds_since_shuffle = 0
+        if m.config.bank_start_of_game == "every_shuffle":
+            m.bank.new_game()
+        m.begin_round()
 
     return S.BETTING, act
 
 
-def _p_chip_detected(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    area = _position(d)
-    if area in m._r.wagers:
-        raise _Reject(f"position {area} is already lit: one progressive wager per acceptor")
-    cents = m._config.progressive_wager_cents
+def _p_chip_detected(m: Round, e: ChipDetected) -> Plan:
+    area = e.position
+    if area in m.r.wagers:
+        raise _Reject(
+            f"position {area} is already lit: one progressive wager per acceptor",
+            "already_lit",
+            area,
+        )
+    cents = m.config.progressive_wager_cents
 
     def act() -> None:
-        m._r.wagers[area] = cents
+        m.r.wagers[area] = cents
+        m.emit(Wagers(tuple(sorted(m.r.wagers)), cents))
 
     return S.INTERNAL, act
 
 
-def _p_bank_accepted(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    if not m._config.player_banking:
+def _p_bank_accepted(m: Round, e: BankAccepted) -> Plan:
+    if not m.config.player_banking:
         raise _Reject("player banking is not offered at this table (game.player_banking)")
-    area = _position(d)
-    why = m._bank.refusal(area)
+    area = e.position
+    why = m.bank.refusal(area)
     if why:
         raise _Reject(why)
 
     def act() -> None:
-        m._bank.current = area
-        m._emit({"type": "bank", "position": area})
+        m.bank.current = area
+        m.emit(Bank(area))
 
     return S.INTERNAL, act
 
 
-def _p_bank_released(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    if m._bank.current is None:
+def _p_bank_released(m: Round, e: BankReleased) -> Plan:
+    if m.bank.current is None:
         raise _Reject("no player banks this round")
 
     def act() -> None:
-        m._bank.current = None
-        m._emit({"type": "bank", "position": None})
+        m.bank.current = None
+        m.emit(Bank(None))
 
     return S.INTERNAL, act
 
 
-def _p_lockout_pressed(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+def _p_lockout_pressed(m: Round, e: LockoutPressed) -> Plan:
     return S.LOCKED_OUT, lambda: None
 
 
-def _three_card_ready(m: RoundMachine, wagered: Iterable[int]) -> None:
+def _three_card_ready(m: Round, wagered: Iterable[int]) -> None:
     """With the three-card bonus the deal needs the dealer's pai gow positions, and every
     progressive wager must be at one of them (NY 5324.41(k)(1), (n)(4)-(5))."""
-    if not m._config.three_card_bonus:
+    if not m.config.three_card_bonus:
         return
-    pai_gow = m._r.pai_gow
+    pai_gow = m.r.pai_gow
     if not pai_gow:
         raise _Reject(
             "pai_gow_wagers: enter the positions holding a pai gow wager before the deal; the "
@@ -106,10 +119,10 @@ def _three_card_ready(m: RoundMachine, wagered: Iterable[int]) -> None:
     _bank_dealt(m, pai_gow, "pai_gow_wagers")
 
 
-def _bank_dealt(m: RoundMachine, positions: Iterable[int], key: str) -> None:
+def _bank_dealt(m: Round, positions: Iterable[int], key: str) -> None:
     """A player bank plays a hand from its own area, so with the three-card bonus its area is
     among the pai gow positions the stacks go to (NY 5324.41(h)(6), (n)(4)-(5))."""
-    bank = m._bank.current
+    bank = m.bank.current
     if bank is not None and bank not in set(positions):
         raise _Reject(
             f"{key}: area {bank} banks this round and is dealt a hand: include it "
@@ -117,34 +130,34 @@ def _bank_dealt(m: RoundMachine, positions: Iterable[int], key: str) -> None:
         )
 
 
-def _after_count(m: RoundMachine) -> None:
+def _after_count(m: Round) -> None:
     """The chip count is confirmed: contribute; with the three-card bonus the starting position
     is known at once (no RNG, no dice, (n)(4))."""
-    m._contribute()
-    if m._config.three_card_bonus:
-        m._set_start_three_card()
+    m.contribute()
+    if m.config.three_card_bonus:
+        m.set_start_three_card()
 
 
-def _p_pai_gow_wagers(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+def _p_pai_gow_wagers(m: Round, e: PaiGowWagers) -> Plan:
     """The dealer enters the betting areas holding a pai gow wager (the controller does not see
     the main game's chips). Only with the three-card bonus, where the stacks go to them alone
     (NY 5324.41(n)(4)-(5), (n)(7)(ii)); replaceable until the chip count is confirmed. Every
     lit progressive wager must be among them (NY 5324.41(k)(1))."""
-    if not m._config.three_card_bonus:
+    if not m.config.three_card_bonus:
         raise _Reject(
             "pai gow positions are entered only with the three-card bonus (game.three_card_bonus)"
         )
-    raw = _field(d, "positions")
+    raw: Any = e.positions
     if not isinstance(raw, list) or not raw:
-        raise _Reject("positions: must be a non-empty list of betting areas 1..6")
+        raise _invalid("positions: must be a non-empty list of betting areas 1..6")
     positions: list[int] = []
     for i, p in enumerate(raw):
         if isinstance(p, bool) or not isinstance(p, int) or not 1 <= p <= AREAS:
-            raise _Reject(f"positions[{i}]: must be a betting area 1..6, not {p!r}"[:120])
+            raise _invalid(f"positions[{i}]: must be a betting area 1..6, not {p!r}"[:120])
         if p in positions:
-            raise _Reject(f"positions[{i}]: {p} appears twice")
+            raise _invalid(f"positions[{i}]: {p} appears twice")
         positions.append(p)
-    outside = sorted(set(m._r.wagers) - set(positions))
+    outside = sorted(set(m.r.wagers) - set(positions))
     if outside:
         raise _Reject(
             f"positions: position {outside[0]} has a progressive wager, so it holds a pai gow "
@@ -153,58 +166,57 @@ def _p_pai_gow_wagers(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     _bank_dealt(m, positions, "positions")
 
     def act() -> None:
-        m._r.pai_gow = sorted(positions)
+        m.r.pai_gow = sorted(positions)
 
     return S.INTERNAL, act
 
 
-def _p_chips_confirmed(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    if m._r.mismatch is not None:
+def _p_chips_confirmed(m: Round, e: Any) -> Plan:
+    if m.r.mismatch is not None:
         raise _Reject("the chip count did not match the lights: a supervisor resolves it")
-    _three_card_ready(m, m._r.wagers)
-    return m._start_route(), lambda: _after_count(m)
+    _three_card_ready(m, m.r.wagers)
+    return m.start_route(), lambda: _after_count(m)
 
 
-def _p_chips_mismatch(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    counted = _int(d, "counted", 0, 64)
-    lit = len(m._r.wagers)
+def _p_chips_mismatch(m: Round, e: ChipsMismatch) -> Plan:
+    counted = e.counted
+    lit = len(m.r.wagers)
     if counted == lit:
         raise _Reject(f"counted: {counted} chips match {lit} lights; send chips_confirmed")
 
     def act() -> None:
-        m._r.mismatch = counted
-        m._emit(
-            {
-                "type": "alert",
-                "to": "supervisor",
-                "code": "CHIP_COUNT_MISMATCH",
-                "detail": f"{counted} chips counted, {lit} acceptor lights lit (NY 5324.41(k)(2))",
-            }
+        m.r.mismatch = counted
+        m.emit(
+            Alert(
+                "supervisor",
+                "CHIP_COUNT_MISMATCH",
+                f"{counted} chips counted, {lit} acceptor lights lit (NY 5324.41(k)(2))",
+            )
         )
 
     return S.INTERNAL, act
 
 
-def _p_chips_resolved(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    _text(d, "supervisor")
-    if m._r.mismatch is None:
+def _p_chips_resolved(m: Round, e: ChipsResolved) -> Plan:
+    if m.r.mismatch is None:
         raise _Reject("no chip count mismatch to resolve")
-    raw = _field(d, "positions")
+    raw: Any = e.positions
     if not isinstance(raw, list):
-        raise _Reject("positions: must be a list of lit positions holding a wager")
+        raise _invalid("positions: must be a list of lit positions holding a wager")
     positions: list[int] = []
     for i, p in enumerate(raw):
-        if isinstance(p, bool) or not isinstance(p, int) or p not in m._r.wagers:
+        if isinstance(p, bool) or not isinstance(p, int) or p not in m.r.wagers:
             raise _Reject(f"positions[{i}]: {p!r} is not a lit position")
         if p in positions:
-            raise _Reject(f"positions[{i}]: {p} appears twice")
+            raise _invalid(f"positions[{i}]: {p} appears twice")
         positions.append(p)
     _three_card_ready(m, positions)
 
     def act() -> None:
-        r = m._r
+        r = m.r
         r.wagers = {p: r.wagers[p] for p in sorted(positions)}
         r.mismatch = None
+        m.emit(Wagers(tuple(r.wagers), m.config.progressive_wager_cents))
         _after_count(m)
 
-    return m._start_route(), act
+    return m.start_route(), act

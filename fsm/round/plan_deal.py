@@ -8,100 +8,105 @@ Must never let a card identity into an effect.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from fsm.round import states as S
-from fsm.round.catalogue import CARDS_PER_HAND, STACKS
-from fsm.round.checks import Plan, _field, _int, _position, _Reject, _text
-from fsm.round.events import JSON
+from fsm.round.checks import Plan, _invalid, _Reject
+from fsm.round.constants import CARDS_PER_HAND, STACKS
+from fsm.round.context import Round
+from fsm.round.effects import Alert, Dispense, HitVoidedEffect, Outcome, Pay
+from fsm.round.events import (
+    Dealt,
+    HitValidated,
+    HitVoided,
+    ProgressiveOutcome,
+    RoundCompleted,
+)
 from fsm.round.plan_start import _SEAT_KEYS
 from fsm.rules.cards import DECK_SIZE, JOKER, CardError, parse_card
-
-if TYPE_CHECKING:
-    from fsm.round.machine import RoundMachine
 
 
 def _read_card(seat: int, c: Any) -> int:
     if isinstance(c, bool):
-        raise _Reject(f"hands: seat {seat} holds something that is not a card")
+        raise _invalid(f"hands: seat {seat} holds something that is not a card")
     if isinstance(c, int) and 0 <= c <= JOKER:
         return c
     if isinstance(c, str):
         try:
             return parse_card(c)
         except CardError:
-            raise _Reject(f"hands: seat {seat} holds something that is not a card") from None
-    raise _Reject(f"hands: seat {seat} holds something that is not a card")
+            raise _invalid(f"hands: seat {seat} holds something that is not a card") from None
+    raise _invalid(f"hands: seat {seat} holds something that is not a card")
 
 
 def _parse_hands(
-    m: RoundMachine, d: Mapping[str, JSON], size: int, seen: Iterable[int] = ()
+    m: Round, d: Dealt, size: int, seen: Iterable[int] = ()
 ) -> dict[int, list[int]] | None:
     """The cards of one dispense from a card-reading shoe, keyed by seat: ``hands`` maps each
     seat dealt to ``size`` cards, or ``stacks`` lists the stacks in the order dispensed, mapped
     by the delivery order (every seat from the starting position; with the three-card bonus the
     pai gow positions farthest left first, then the dealer). Cards already ``seen`` (the
     three-card stacks) may not appear again. Reasons never name a card."""
-    hands_raw = d.get("hands")
-    stacks_raw = d.get("stacks")
+    hands_raw = d.hands
+    stacks_raw = d.stacks
     if hands_raw is None and stacks_raw is None:
         return None
-    order = m._delivery_seats()
+    order = m.delivery_seats()
     seats: dict[int, Any] = {}
     if hands_raw is not None:
         if not isinstance(hands_raw, Mapping):
-            raise _Reject(f"hands: must map positions 1..6 and 'dealer' to {size} cards")
+            raise _invalid(f"hands: must map positions 1..6 and 'dealer' to {size} cards")
         for k, v in hands_raw.items():
             key = str(k)
             seat = _SEAT_KEYS.get(key)
             if seat is None:
-                raise _Reject(f"hands: key {key[:10]!r} is not a position 1..6 or 'dealer'")
+                raise _invalid(f"hands: key {key[:10]!r} is not a position 1..6 or 'dealer'")
             seats[seat] = v
         if set(seats) != set(order):
             if len(order) == STACKS:
-                raise _Reject("hands: need all 7 seats (dealer and areas 1..6)")
-            raise _Reject(
+                raise _invalid("hands: need all 7 seats (dealer and areas 1..6)")
+            raise _invalid(
                 f"hands: need exactly the seats dealt: {', '.join(map(str, order[:-1]))} and "
                 "'dealer' (NY 5324.41(n)(5))"
             )
     else:
         if not isinstance(stacks_raw, list) or len(stacks_raw) != len(order):
-            raise _Reject(f"stacks: must be the {len(order)} stacks in the order dispensed")
+            raise _invalid(f"stacks: must be the {len(order)} stacks in the order dispensed")
         seats = dict(zip(order, stacks_raw, strict=True))
     out: dict[int, list[int]] = {}
     known: set[int] = set(seen)
     for seat, cards in sorted(seats.items()):
         if not isinstance(cards, list) or len(cards) != size:
-            raise _Reject(f"hands: seat {seat} must have {size} cards")
+            raise _invalid(f"hands: seat {seat} must have {size} cards")
         hand: list[int] = []
         for c in cards:
             card = _read_card(seat, c)
             if card in known:
-                raise _Reject("hands: a card appears twice")
+                raise _invalid("hands: a card appears twice")
             known.add(card)
             hand.append(card)
         out[seat] = hand
     return out
 
 
-def _p_dealt(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
+def _p_dealt(m: Round, d: Dealt) -> Plan:
     """The shoe's report of a dispense. Without the three-card bonus 7 stacks of 7 leave 4 cards.
     With it the stacks go to the p pai gow positions and the dealer: 53 - 3(p + 1) cards remain
     after the threes ((n)(4)-(5)), 53 - 7(p + 1) after the fours ((n)(7)(ii)): 4 only with six
     players. Any other count is a misdeal fault."""
-    remaining = _int(d, "remaining", 0, DECK_SIZE)
-    r = m._r
+    remaining = d.remaining
+    r = m.r
     if r.stage == "three_dealt":
         raise _Reject("the three-card stacks await three_card_settled")
     if r.stage in ("three", "four"):
         per = 3 if r.stage == "three" else CARDS_PER_HAND
-        expected = DECK_SIZE - per * len(m._delivery_seats())
+        expected = DECK_SIZE - per * len(m.delivery_seats())
     else:
         expected = DECK_SIZE - STACKS * CARDS_PER_HAND
     if remaining != expected:
 
         def fault() -> None:
-            m._enter_fault(
+            m.enter_fault(
                 f"MISDEAL_REMAINING_{remaining}",
                 "shoe",
                 f"{remaining} cards remain in the shoe, {expected} expected",
@@ -115,7 +120,7 @@ def _p_dealt(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
         def three() -> None:
             r.stage = "three_dealt"
             r.threes = threes or {}
-            m._deadline = None  # the dealer settles the three-card bonus: no device to wait on
+            m.deadline = None  # the dealer settles the three-card bonus: no device to wait on
 
         return S.INTERNAL, three
     if r.stage == "four":
@@ -138,85 +143,63 @@ def _p_dealt(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     return S.PLAY, act
 
 
-def _p_three_card_settled(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    if m._r.stage != "three_dealt":
+def _p_three_card_settled(m: Round, d: object) -> Plan:
+    if m.r.stage != "three_dealt":
         raise _Reject("no three-card stacks have been dealt")
 
     def act() -> None:
-        m._r.stage = "four"
-        m._deadline = [m._now + m._config.dispense_timeout_ms, "SHOE_TIMEOUT", "shoe"]
+        m.r.stage = "four"
+        m.deadline = [m.now + m.config.dispense_timeout_ms, "SHOE_TIMEOUT", "shoe"]
         # NY 5324.41(n)(7)(ii): stacks of four to the same seats, farthest left first, dealer last
-        stacks = len(m._delivery_seats())
-        m._emit({"type": "dispense", "stacks": stacks, "cards": CARDS_PER_HAND - 3})
+        stacks = len(m.delivery_seats())
+        m.emit(Dispense(stacks, CARDS_PER_HAND - 3))
 
     return S.INTERNAL, act
 
 
-def _p_play_complete(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    r = m._r
+def _p_play_complete(m: Round, d: object) -> Plan:
+    r = m.r
     if not r.wagers:
         return S.ROUND_COMPLETE, lambda: None
     if not r.hands:
         return S.SETTLEMENT, lambda: None
-    cfg = m._config
+    cfg = m.config
     outcomes: dict[int, str | None] = {}
     default_level = cfg.levels[0].name
     for area in r.wagers:
-        meter = m._meters[default_level].display_cents
+        meter = m.meters[default_level].display_cents
         outcomes[area] = cfg.table.best_line(
             r.hands[area], meter, cfg.ranking, cfg.progressive_wager_cents
         )
-    r.outcomes = outcomes  # planned outcome; reverted by step's rollback only on error
-    try:
-        route, act = m._resolution()
-    finally:
-        r.outcomes = {}
-
-    def apply() -> None:
-        r.outcomes = dict(outcomes)
-        act()
-
-    return route, apply
+    return m.resolution(outcomes)
 
 
-def _p_progressive_outcome(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    area = _position(d)
-    r = m._r
+def _p_progressive_outcome(m: Round, d: ProgressiveOutcome) -> Plan:
+    area = d.position
+    r = m.r
     if area not in r.wagers:
         raise _Reject(f"position {area}: no progressive wager (acceptor light not lit, (k)(3)(i))")
     if area in r.outcomes:
         raise _Reject(f"position {area}: outcome already entered")
-    line = _field(d, "line")
-    if line in (None, ""):
-        line = None
-    elif not isinstance(line, str) or line not in m._config.table.line_names:
-        raise _Reject(
-            f"line: not a line of the pay table; lines: {', '.join(m._config.table.line_names)}"
+    line = d.line or None
+    if line is not None and line not in m.config.table.line_names:
+        raise _invalid(
+            f"line: not a line of the pay table; lines: {', '.join(m.config.table.line_names)}"
         )
-    assert line is None or isinstance(line, str)
     if len(r.outcomes) + 1 < len(r.wagers):
 
         def one() -> None:
             r.outcomes[area] = line
+            m.emit(Outcome(area, line))
 
         return S.INTERNAL, one
-    r.outcomes[area] = line
-    try:
-        route, act = m._resolution()
-    finally:
-        del r.outcomes[area]
-
-    def apply() -> None:
-        r.outcomes[area] = line
-        act()
-
-    return route, apply
+    return m.resolution({**r.outcomes, area: line})
 
 
-def _p_hit_validated(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    area = _position(d)
-    sup = _text(d, "supervisor")
-    r = m._r
+def _p_hit_validated(m: Round, d: HitValidated) -> Plan:
+    area = d.position
+    sup = d.supervisor
+    r = m.r
     if not r.pending or r.pending[0]["position"] != area:
         if any(p["position"] == area for p in r.pending):
             first = r.pending[0]["position"]
@@ -226,46 +209,60 @@ def _p_hit_validated(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
             )
         raise _Reject(f"position {area}: no hit awaits validation")
     hit = r.pending[0]
-    cfg = m._config
+    cfg = m.config
     level = cfg.level(hit["level"])
     wager = cfg.progressive_wager_cents
 
     def act() -> None:
-        lm = m._meters[level.name]
+        lm = m.meters[level.name]
         meter_now = lm.display_cents  # NY 5324.41(k)(6): the meter at the time of payment
         payout = cfg.table.payout_cents(hit["line"], wager, meter_now)
         before = lm.cents()
         house0 = lm.house_funded
         lm.pay_from_meter(payout)
-        m._emit_movement(level.name, "payout", before, lm.cents(), lm.house_funded - house0)
+        m.emit_movement(
+            level.name,
+            "payout",
+            before,
+            lm.cents(),
+            lm.house_funded - house0,
+            reason=f"hit at position {area}: {hit['line']}",
+            supervisor=sup,
+        )
         before = lm.cents()
         house0 = lm.house_funded
         fo, fr, fh = lm.reset(level)
         if fo or fr or fh:
-            m._emit_movement(level.name, "reset", before, lm.cents(), lm.house_funded - house0)
+            m.emit_movement(
+                level.name,
+                "reset",
+                before,
+                lm.cents(),
+                lm.house_funded - house0,
+                reason=f"reset after the hit at position {area}",
+                supervisor=sup,
+            )
         record = {
             "table": cfg.table_id,
             "position": area,
             "level": level.name,
             "line": hit["line"],
             "amount_cents": payout,
-            "time_ms": m._now,
-            "round_id": m._round_id,
+            "time_ms": m.now,
+            "round_id": m.round_id,
             "supervisor": sup,
         }
         lm.record_hit(record)
-        m._emit({"type": "pay", **hit, "cents": payout, "from": "meter", "supervisor": sup})
-        r.paid.append({**hit, "cents": payout, "from": "meter"})
+        m.emit(Pay(area, level.name, hit["line"], payout, "meter", sup, d.via))
+        r.paid.append({**hit, "cents": payout, "from": "meter", "supervisor": sup})
         r.pending.pop(0)
 
     return (S.INTERNAL if len(r.pending) > 1 else S.ROUND_COMPLETE), act
 
 
-def _p_hit_voided(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    area = _position(d)
-    sup = _text(d, "supervisor")
-    reason = _text(d, "reason")
-    r = m._r
+def _p_hit_voided(m: Round, d: HitVoided) -> Plan:
+    area, sup, reason = d.position, d.supervisor, d.reason
+    r = m.r
     idx = next((i for i, p in enumerate(r.pending) if p["position"] == area), None)
     if idx is None:
         raise _Reject(f"position {area}: no hit awaits validation")
@@ -273,29 +270,28 @@ def _p_hit_voided(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
     def act() -> None:
         hit = r.pending.pop(idx)
         r.outcomes[area] = None
-        m._emit(
-            {
-                "type": "alert",
-                "to": "supervisor",
-                "code": "HIT_VOIDED",
-                "detail": f"position {area} {hit['line']} voided by {sup}: {reason}"[:200],
-            }
+        m.emit(HitVoidedEffect(area, hit["level"], hit["line"], sup, reason, d.via))
+        m.emit(
+            Alert(
+                "supervisor",
+                "HIT_VOIDED",
+                f"position {area} {hit['line']} voided by {sup}: {reason}"[:200],
+            )
         )
 
     return (S.INTERNAL if len(r.pending) > 1 else S.ROUND_COMPLETE), act
 
 
-def _p_round_completed(m: RoundMachine, d: Mapping[str, JSON]) -> Plan:
-    rid = _int(d, "round_id", 0)
-    if rid != m._round_id:
-        raise _Reject(f"round_id: the round in play is {m._round_id}, not {rid}")
-    due = m._rounds_since_shuffle + 1 >= m._config.rounds_per_shuffle
+def _p_round_completed(m: Round, d: RoundCompleted) -> Plan:
+    # (step has refused a round_id that is not the round in play: "wrong_round")
+    due = m.rounds_since_shuffle + 1 >= m.config.rounds_per_shuffle
 
     def act() -> None:
-        m._bank.round_finished()
-        m._rounds_since_shuffle += 1
-        m._round_done = True
+        m.emit(m.summary("completed"))
+        m.bank.round_finished()
+        m.rounds_since_shuffle += 1
+        m.round_done = True
         if not due:
-            m._begin_round()
+            m.begin_round()
 
     return (S.SHUFFLING if due else S.BETTING), act

@@ -36,6 +36,8 @@ class RoundData:
     outcomes: dict[int, str | None] = field(default_factory=dict)  # area -> line / None (lost)
     pending: list[dict[str, Any]] = field(default_factory=list)  # hits awaiting a supervisor
     paid: list[dict[str, Any]] = field(default_factory=list)
+    # each level's (display, overflow, reserve) cents when the round began (its summary)
+    meters_at_start: dict[str, list[int]] = field(default_factory=dict)
 
     def to_json(self, hidden: bool = True) -> dict[str, Any]:
         d: dict[str, Any] = {
@@ -58,6 +60,7 @@ class RoundData:
             "pending": [dict(p) for p in self.pending],
             "paid": [dict(p) for p in self.paid],
             "hands_known": bool(self.hands),
+            "meters_at_start": {k: list(v) for k, v in sorted(self.meters_at_start.items())},
         }
         if hidden:
             d["hands"] = {str(k): list(v) for k, v in sorted(self.hands.items())}
@@ -87,4 +90,7 @@ class RoundData:
             outcomes={int(k): v for k, v in d["outcomes"].items()},
             pending=[dict(p) for p in d["pending"]],
             paid=[dict(p) for p in d["paid"]],
+            meters_at_start={
+                str(k): [int(x) for x in v] for k, v in d.get("meters_at_start", {}).items()
+            },
         )

@@ -3,21 +3,24 @@
 Responsible for: the state tree of DESIGN.md (Closed; Open{Shuffling, Betting, LockedOut,
 StartingPosition{Rng, Dice}, SideWagers, Dealing, Play, Settlement, JackpotPending, RoundComplete};
 Fault; Maintenance) and, for every event type (= trigger), the states it is legal in and the
-states it may lead to. Which of those destinations an event takes is decided by the round machine
-(fsm/round/machine.py) before it fires the trigger: each transition carries the condition
-"the planned route is this destination", and one ``after`` callback applies the plan.
+states it may lead to. Which of those destinations an event takes is decided by the round
+machine's planner (fsm/round/machine.py) before it fires the trigger: each transition carries the
+condition "the planned route is this destination"; its ``before`` callback runs the planned
+action, then the library exits the source and enters the destination, calling every leaf state's
+``on_exit`` and ``on_enter`` callbacks, which hand over to the model's owner (the round machine
+runs what its state table declares for that state: effects, deadline).
 
-The machine is shared by every RoundMachine (a model passed per call, never registered, so
-nothing accumulates); it is driven only by the owner thread, and a lock keeps two tables in one
-process from interleaving on its transition queue. Must never: hold game data, do I/O, or be
-rebuilt per round (no GraphMachine at runtime: docs/round_diagram.py draws from TRANSITIONS).
+Each RoundMachine builds its own machine once (about a millisecond) and passes its model per
+call (never registered, so nothing accumulates). No lock is needed: a queued machine keeps one
+transition queue, and only its own table's owner thread ever fires it. Must never: hold game
+data, do I/O, or be rebuilt per round (no GraphMachine at runtime: docs/round_diagram.py draws
+from TRANSITIONS).
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from transitions.extensions import HierarchicalMachine
 
@@ -153,16 +156,26 @@ for _name in INFORMATIONAL:
     TRANSITIONS[_name] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]
 
 
+class Owner(Protocol):
+    """What the model's callbacks call on their round machine."""
+
+    def act(self) -> None: ...
+
+    def entered(self, state: str) -> None: ...
+
+    def exited(self, state: str) -> None: ...
+
+
 class Model:
-    """What transitions sees of a RoundMachine: its state name, the planned route, the apply
-    callback and the last error. One per RoundMachine."""
+    """What transitions sees of a RoundMachine: its state name, the planned route, the owner
+    the callbacks call, and the last error. One per RoundMachine."""
 
-    __slots__ = ("applied", "apply", "error", "route", "state")
+    __slots__ = ("applied", "error", "owner", "route", "state")
 
-    def __init__(self, state: str, apply: Callable[[Any], None]) -> None:
+    def __init__(self, state: str, owner: Owner) -> None:
         self.state = state
         self.route = INTERNAL
-        self.apply = apply
+        self.owner = owner
         self.error: BaseException | None = None
         self.applied = False
 
@@ -175,9 +188,40 @@ def _route_is(dest: str) -> Callable[[Any], bool]:
     return check
 
 
-def _apply(event_data: Any) -> None:
+def _act(event_data: Any) -> None:
     event_data.model.applied = True
-    event_data.model.apply(event_data)
+    event_data.model.owner.act()
+
+
+def _on_enter(state: str) -> Callable[[Any], None]:
+    def enter(event_data: Any) -> None:
+        event_data.model.owner.entered(state)
+
+    enter.__name__ = f"enter_{state}"
+    return enter
+
+
+def _on_exit(state: str) -> Callable[[Any], None]:
+    def leave(event_data: Any) -> None:
+        event_data.model.owner.exited(state)
+
+    leave.__name__ = f"exit_{state}"
+    return leave
+
+
+def _with_callbacks(tree: list[Any], prefix: str = "") -> list[Any]:
+    """STATE_TREE with every leaf's on_enter / on_exit wired to the model's owner."""
+    out: list[Any] = []
+    for node in tree:
+        if isinstance(node, str):
+            full = prefix + node
+            out.append({"name": node, "on_enter": [_on_enter(full)], "on_exit": [_on_exit(full)]})
+        else:
+            full = prefix + node["name"]
+            out.append(
+                {"name": node["name"], "children": _with_callbacks(node["children"], full + SEP)}
+            )
+    return out
 
 
 def _on_exception(event_data: Any) -> None:
@@ -185,10 +229,10 @@ def _on_exception(event_data: Any) -> None:
 
 
 def build_machine() -> HierarchicalMachine:
-    """The one machine of the process (called once, at import)."""
+    """A table's machine (built once per RoundMachine)."""
     machine = HierarchicalMachine(
         model=None,
-        states=STATE_TREE,
+        states=_with_callbacks(STATE_TREE),
         initial=CLOSED,
         queued=True,
         send_event=True,
@@ -203,31 +247,25 @@ def build_machine() -> HierarchicalMachine:
                     source,
                     None if dest == INTERNAL else dest,
                     conditions=[_route_is(dest)],
-                    after=[_apply],
+                    before=[_act],
                 )
     return machine
 
 
-MACHINE = build_machine()
-_LOCK = threading.Lock()
-
-
-def fire(model: Model, trigger: str) -> None:
+def fire(machine: HierarchicalMachine, model: Model, trigger: str) -> None:
     """Fire ``trigger`` on ``model`` (route planned beforehand); errors land in model.error."""
     model.error = None
     model.applied = False
-    with _LOCK:
-        MACHINE.trigger_event(model, trigger)
+    machine.trigger_event(model, trigger)
     if model.error is None and not model.applied:
         model.error = RuntimeError(f"no transition for {trigger} to {model.route or 'itself'}")
 
 
-def set_state(model: Model, state: str) -> None:
+def set_state(machine: HierarchicalMachine, model: Model, state: str) -> None:
     """Put a model into ``state`` without callbacks (restore after restart)."""
     if state not in LEAF_STATES:
         raise ValueError(f"state: {state!r} is not a state of the round")
-    with _LOCK:
-        MACHINE.set_state(state, model)
+    machine.set_state(state, model)
 
 
 def legal_triggers(state: str) -> list[str]:

@@ -1,0 +1,341 @@
+"""What a planner sees of the round: the `Round` context (configuration, the round's data, meters,
+bank rotation, fault, deadline, key switch, the step's time) and the operations the rules share
+(contribute, void, set the starting position, resolve outcomes, raise a fault, emit an effect).
+
+The round machine (fsm/round/machine.py) owns one `Round` and hands it to the planners; a planner
+reads it to check an event and returns an action that changes it. Must never know the state
+machine library, do I/O, or let a card identity into an effect.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fsm.round import states as S
+from fsm.round.banking import BankRotation
+from fsm.round.config import GameConfig
+from fsm.round.constants import SNAPSHOT_VERSION, STACKS
+from fsm.round.effects import (
+    Effect,
+    Fault,
+    MeterMovement,
+    MovementKind,
+    Outcome,
+    Pay,
+    Refund,
+    RoundSummary,
+    RoundVoided,
+    StartingPosition,
+    SummaryMeter,
+    SummaryPosition,
+)
+from fsm.round.meters import UNIT, LevelMeters
+from fsm.round.position import delivery_order, seat_for_number, three_card_number, three_card_order
+from fsm.round.rounddata import RoundData
+
+Plan = tuple[str, Callable[[], None]]
+
+
+@dataclass
+class Round:
+    """The round's whole mutable state (dumped to and loaded from the snapshot) and its rules'
+    shared operations. ``state`` is the machine's current leaf state (read-only for planners)."""
+
+    config: GameConfig
+    state: str = S.CLOSED
+    round_id: int = 0
+    round_done: bool = True  # the next Betting starts a new round id
+    rounds_since_shuffle: int = 0
+    r: RoundData = field(default_factory=RoundData)
+    meters: dict[str, LevelMeters] = field(default_factory=dict)
+    bank: BankRotation = field(default_factory=BankRotation)
+    fault: dict[str, Any] | None = None
+    key_on: bool = False  # the supervisor key switch of the dealer panel
+    deadline: list[Any] | None = None  # [ms, code, device(, detail)]
+    now: int = 0
+    effects: list[Effect] = field(default_factory=list)
+
+    @classmethod
+    def new(cls, config: GameConfig) -> Round:
+        return cls(config, meters={lvl.name: LevelMeters.new(lvl) for lvl in config.levels})
+
+    # --- snapshot ----------------------------------------------------------------------------
+
+    def dump(self, hidden: bool = True) -> dict[str, Any]:
+        return {
+            "version": SNAPSHOT_VERSION,
+            "table_id": self.config.table_id,
+            "state": self.state,
+            "round_id": self.round_id,
+            "round_done": self.round_done,
+            "rounds_since_shuffle": self.rounds_since_shuffle,
+            "round": self.r.to_json(hidden),
+            "bank": self.bank.to_json(),
+            "fault": None
+            if self.fault is None
+            else {
+                "faults": [dict(f) for f in self.fault["faults"]],
+                "interrupted": self.fault["interrupted"],
+            },
+            "deadline": None if self.deadline is None else list(self.deadline),
+            "supervisor_key": self.key_on,
+            "meters": {n: m.to_json() for n, m in self.meters.items()},
+            "config": self.config.to_mapping(),
+        }
+
+    def load(self, snap: Mapping[str, Any]) -> None:
+        if snap.get("version") != SNAPSHOT_VERSION:
+            raise ValueError(f"snapshot.version: expected {SNAPSHOT_VERSION}")
+        cfg = snap.get("config")
+        if isinstance(cfg, Mapping) and cfg != self.config.to_mapping():
+            self.config = GameConfig.from_mapping(cfg, "snapshot.config")
+        state = str(snap["state"])
+        if state not in S.LEAF_STATES:
+            raise ValueError(f"state: {state!r} is not a state of the round")
+        self.state = state
+        self.round_id = int(snap["round_id"])
+        self.round_done = bool(snap["round_done"])
+        self.rounds_since_shuffle = int(snap["rounds_since_shuffle"])
+        self.r = RoundData.from_json(snap["round"])
+        self.bank = BankRotation.from_json(dict(snap["bank"]))
+        f = snap["fault"]
+        self.fault = (
+            None
+            if f is None
+            else {"faults": [dict(x) for x in f["faults"]], "interrupted": f["interrupted"]}
+        )
+        self.deadline = None if snap["deadline"] is None else list(snap["deadline"])
+        self.key_on = bool(snap.get("supervisor_key", False))
+        self.meters = {n: LevelMeters.from_json(dict(m)) for n, m in snap["meters"].items()}
+
+    # --- effects -----------------------------------------------------------------------------
+
+    def emit(self, effect: Effect) -> None:
+        self.effects.append(effect)
+
+    def enter_fault(self, code: str, device: str, detail: str, interrupted: str) -> None:
+        from fsm.round.effects import Alert
+
+        f = {"code": code, "device": device, "detail": detail}
+        if self.fault is None:
+            self.fault = {"faults": [f], "interrupted": interrupted}
+        else:
+            self.fault["faults"].append(f)
+        self.emit(Fault(code, device, detail, interrupted))
+        self.emit(Alert("supervisor", code, detail))
+
+    def emit_movement(
+        self,
+        level: str,
+        kind: MovementKind,
+        before: tuple[int, int, int],
+        after: tuple[int, int, int],
+        house_units: int,
+        **extra: Any,
+    ) -> None:
+        self.emit(
+            MeterMovement(
+                level=level,
+                kind=kind,
+                round_id=self.round_id,
+                display_cents=after[0] - before[0],
+                overflow_cents=after[1] - before[1],
+                reserve_cents=after[2] - before[2],
+                house_cents=house_units // UNIT,
+                **extra,
+            )
+        )
+
+    # --- the round's life ----------------------------------------------------------------------
+
+    def begin_round(self) -> None:
+        if self.round_done:
+            self.round_id += 1
+            self.round_done = False
+        self.r = RoundData()
+        self.r.meters_at_start = {n: list(m.cents()) for n, m in self.meters.items()}
+
+    def contribute(self) -> None:
+        r = self.r
+        n = len(r.wagers)
+        if n == 0:
+            return
+        wager = self.config.progressive_wager_cents
+        for lvl in self.config.levels:
+            m = self.meters[lvl.name]
+            before = m.cents()
+            c = m.contribute(lvl, n, wager)
+            r.contributions.append(c)
+            # the wagers and what they cost, as they stood now: reports add these up and
+            # never re-derive which chips counted or what a wager cost at the time
+            self.emit_movement(
+                lvl.name, "contribution", before, m.cents(), 0, wagers=n, wagered_cents=n * wager
+            )
+
+    def summary(self, outcome: str, reason: str | None = None) -> RoundSummary:
+        """The round's summary as it ends (positions with wagers, outcomes, payouts, refunds,
+        each level's meter at the round's start and now)."""
+        r = self.r
+        paid: dict[int, dict[str, Any]] = {}
+        for p in r.paid:
+            paid[int(p["position"])] = p
+        positions = []
+        for area, cents in sorted(r.wagers.items()):
+            pay = paid.get(area)
+            positions.append(
+                SummaryPosition(
+                    position=area,
+                    wager_cents=cents,
+                    line=r.outcomes.get(area),
+                    payout_cents=int(pay["cents"]) if pay else 0,
+                    paid_from=pay["from"] if pay else None,
+                    validated_by=pay.get("supervisor") if pay else None,
+                    refund_cents=cents if outcome == "voided" else None,
+                )
+            )
+        meters = []
+        for name, m in self.meters.items():
+            start = r.meters_at_start.get(name) or list(m.cents())
+            now = m.cents()
+            meters.append(SummaryMeter(name, start[0], now[0], sum(start), sum(now)))
+        return RoundSummary(
+            round_id=self.round_id,
+            outcome="voided" if outcome == "voided" else "completed",
+            positions=tuple(positions),
+            meters=tuple(meters),
+            reason=reason,
+        )
+
+    def void_round(self, reason: str, supervisor: str | None = None) -> None:
+        r = self.r
+        for c in r.contributions:
+            m = self.meters[c.level]
+            before = m.cents()
+            m.reverse(c)
+            self.emit_movement(
+                c.level, "reversal", before, m.cents(), 0, reason=reason, supervisor=supervisor
+            )
+        for area, cents in sorted(r.wagers.items()):
+            self.emit(Refund(area, cents, reason))
+        self.emit(RoundVoided(self.round_id, reason, supervisor))
+        self.emit(self.summary("voided", reason))
+        self.bank.new_game()  # the void replaces the deck: the game starts again (h)(2)
+        self.round_done = True
+        self.r = RoundData()
+
+    # --- starting position and order -------------------------------------------------------------
+
+    def set_start(self, number: int) -> None:
+        r = self.r
+        r.start_number = number
+        r.start_seat = seat_for_number(number, self.bank.current)
+        by = self.config.start_mode
+        self.emit(
+            StartingPosition(
+                by="dice" if by == "dice" else "rng",
+                number=number,
+                seat=r.start_seat,
+                order=tuple(delivery_order(r.start_seat)),
+                bank=self.bank.current,
+            )
+        )
+
+    def set_start_three_card(self) -> None:
+        """NY 5324.41(n)(4): the starting position is the player position farthest to the
+        dealer's left at which a pai gow wager was placed; no number is drawn or counted."""
+        r = self.r
+        order = self.delivery_seats()
+        r.start_seat = order[0]
+        r.start_number = three_card_number(order[0])
+        self.emit(
+            StartingPosition(
+                by="three_card",
+                number=r.start_number,
+                seat=r.start_seat,
+                order=tuple(order),
+                bank=self.bank.current,
+            )
+        )
+
+    def delivery_seats(self) -> list[int]:
+        """The seats in the order the stacks reach them: with the three-card bonus only the pai
+        gow positions, farthest left first, then the dealer ((n)(4)-(5), (n)(7)(ii)); otherwise
+        every seat from the starting position, clockwise ((f)(3)(iii))."""
+        r = self.r
+        if self.config.three_card_bonus and r.pai_gow:
+            return three_card_order(r.pai_gow)
+        return delivery_order(r.start_seat if r.start_seat is not None else 0)
+
+    def start_route(self) -> str:
+        if self.config.three_card_bonus:
+            return S.DEALING
+        return S.RNG if self.config.start_mode == "rng" else S.DICE
+
+    def after_rng_route(self) -> str:
+        return S.SIDE_WAGERS if self.config.side_wager_offered else S.DEALING
+
+    def hit_order(self, areas: Iterable[int]) -> list[int]:
+        """Simultaneous hits in a deterministic order: the seats in the order the stacks reached
+        them, from the starting position (NY 5321.18(b)(3)(iii))."""
+        wanted = set(areas)
+        order = self.delivery_seats()
+        return [s for s in order if s in wanted] + sorted(wanted - set(order))
+
+    def resolution(self, outcomes: Mapping[int, str | None]) -> Plan:
+        """Settle every wagered area's ``outcomes``: fixed amounts not deducted are paid from the
+        chip tray now; payouts deducted from the meter go to JackpotPending (k)(3)(iii),(k)(5).
+        Reads the round, changes nothing until the returned action runs."""
+        cfg = self.config
+        r = self.r
+        wager = cfg.progressive_wager_cents
+        tray: list[dict[str, Any]] = []
+        pending: list[dict[str, Any]] = []
+        for area in self.hit_order(outcomes):
+            line = outcomes[area]
+            if not line:
+                continue
+            level = cfg.level_for_line(line).name
+            meter = self.meters[level].display_cents
+            payout = cfg.table.payout_cents(line, wager, meter)
+            hit = {"position": area, "level": level, "line": line}
+            if cfg.table.deducted_from_meter(line, wager, payout):
+                pending.append(hit)
+            else:
+                tray.append({**hit, "cents": payout})
+        route = S.JACKPOT_PENDING if pending else S.ROUND_COMPLETE
+        final = dict(outcomes)
+
+        def act() -> None:
+            from fsm.round.effects import HitPending
+
+            for area in self.hit_order(final):
+                if area not in r.outcomes:  # (entered before: its outcome effect is journaled)
+                    self.emit(Outcome(area, final[area]))
+            r.outcomes = dict(final)
+            for t in tray:
+                self.meters[t["level"]].pay_from_tray(t["cents"])
+                self.emit(Pay(t["position"], t["level"], t["line"], t["cents"], "chip_tray"))
+                r.paid.append({**t, "from": "chip_tray"})
+            for p in pending:
+                self.emit(HitPending(p["position"], p["level"], p["line"]))
+            r.pending = pending
+            r.stage = "done"
+
+        return route, act
+
+    # --- deadlines ---------------------------------------------------------------------------
+
+    def deadline_for(self, state: str) -> list[Any] | None:
+        c = self.config
+        if state == S.SHUFFLING:
+            return [self.now + c.shuffle_timeout_ms, "SHUFFLER_TIMEOUT", "shuffler"]
+        if state == S.RNG and self.r.rng_value is None:
+            return [self.now + c.rng_timeout_ms, "RNG_TIMEOUT", "rng"]
+        if state == S.DEALING:
+            return [self.now + c.dispense_timeout_ms, "SHOE_TIMEOUT", "shoe"]
+        return None
+
+
+__all__ = ["STACKS", "Plan", "Round"]
