@@ -298,7 +298,7 @@ def test_the_1_to_7_digit_on_chip_0_leaves_the_sign_alone(
 ) -> None:
     table, model, _ = chain_table
     table.sign.show(["  1000.00", "    50.00"])
-    for glyph in ("3", "locked", "7"):
+    for glyph in ("3", "L", "7"):
         table.apply({"type": "display", "glyph": glyph})
         assert model.digits(0)[-1] == Cell(SEGMENTS[glyph])  # DIG0 of chip 0
         assert draw(model.digits(1)) == draw(cells("  1000.00"))  # no-ops for the others
