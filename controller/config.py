@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.floor.config import SasSection, parse_sas
 from drivers.gpio.config import PinConfig
 from drivers.serial.shoe import ShoeConfig
 from drivers.serial.shuffler import ShufflerConfig
@@ -151,15 +152,6 @@ class SerialDevice:
     @property
     def baudrate(self) -> int:
         return int(self.driver.port.baudrate)
-
-
-@dataclass(frozen=True)
-class SasSection:
-    """``[sas]``: the floor-system link (SAS gaming-machine role on the PL011 UART)."""
-
-    enabled: bool = True
-    address: int = 1
-    port: str = SAS_DEFAULT_PORT
 
 
 @dataclass(frozen=True)
@@ -396,16 +388,7 @@ def _parse_serial(raw: object, problems: list[str]) -> dict[str, SerialDevice]:
 
 
 def _parse_sas(raw: object, problems: list[str]) -> SasSection:
-    data = _table_of(raw, "sas", problems)
-    if data is None:
-        return SasSection()
-    problems.extend(_unknown(data, ("enabled", "address", "port"), "sas"))
-    enabled = _get_bool(data, "enabled", "sas", True, problems)
-    address = _get_int(data, "address", "sas", 1, 1, 127, problems)
-    port = _get_str(data, "port", "sas", SAS_DEFAULT_PORT, problems)
-    if not port.startswith("/dev/"):
-        problems.append(f"sas.port: must be a device path under /dev/, got {port!r}")
-    return SasSection(enabled, address, port)
+    return parse_sas(raw, problems)  # controller/floor/config.py: every key of [sas]
 
 
 def _parse_web(raw: object, problems: list[str]) -> WebSection:

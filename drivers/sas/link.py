@@ -154,8 +154,10 @@ class SasLink:
     def up(self) -> bool:
         return self._up
 
-    def start(self, now: float) -> None:
-        """Start the clocks: the link counts as up until ``link_timeout`` passes unpolled."""
+    def start(self, now: float, up: bool = True) -> None:
+        """Start the clocks: the link counts as ``up`` (as it was last journaled) until
+        ``link_timeout`` passes unpolled (or, when down, until the first valid message)."""
+        self._up = up
         self._started = True
         self._last_traffic = now
         self._last_ours = now

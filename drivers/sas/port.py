@@ -203,6 +203,7 @@ class SasPort:
         self._tick = tick
         self._clock = clock
         self._on_output = on_output
+        self.start_up = True  # the link's state at start (as last journaled)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.is_open = False
@@ -240,7 +241,7 @@ class SasPort:
     def _run(self) -> None:
         backoff = self._backoff.backoff_initial
         next_attempt = self._clock()
-        self.link.start(self._clock())
+        self.link.start(self._clock(), up=self.start_up)
         while not self._stop.is_set():
             now = self._clock()
             if not self.is_open:

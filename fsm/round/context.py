@@ -53,6 +53,9 @@ class Round:
     bank: BankRotation = field(default_factory=BankRotation)
     fault: dict[str, Any] | None = None
     key_on: bool = False  # the supervisor key switch of the dealer panel
+    # the floor link (NJ 13:69E-1.39B(d)): progressive wagers refused while a link the
+    # progressive depends on is down, or while the floor system shut them down (SAS 01)
+    floor: dict[str, bool] = field(default_factory=lambda: {"link_blocks": False, "refused": False})
     deadline: list[Any] | None = None  # [ms, code, device(, detail)]
     now: int = 0
     effects: list[Effect] = field(default_factory=list)
@@ -81,6 +84,7 @@ class Round:
             },
             "deadline": None if self.deadline is None else list(self.deadline),
             "supervisor_key": self.key_on,
+            "floor": dict(self.floor),
             "meters": {n: m.to_json() for n, m in self.meters.items()},
             "config": self.config.to_mapping(),
         }
@@ -108,7 +112,17 @@ class Round:
         )
         self.deadline = None if snap["deadline"] is None else list(snap["deadline"])
         self.key_on = bool(snap.get("supervisor_key", False))
+        floor = snap.get("floor") or {}
+        self.floor = {k: bool(floor.get(k, False)) for k in ("link_blocks", "refused")}
         self.meters = {n: LevelMeters.from_json(dict(m)) for n, m in snap["meters"].items()}
+
+    def floor_refusal(self) -> str | None:
+        """Why the floor link refuses progressive wagers now, or None."""
+        if self.floor["refused"]:
+            return "the floor system shut down progressive wagers (SAS long poll 01)"
+        if self.floor["link_blocks"]:
+            return "the floor link is down and the progressive depends on it (NJ 13:69E-1.39B(d))"
+        return None
 
     # --- effects -----------------------------------------------------------------------------
 

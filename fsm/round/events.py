@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, TypeVar, dataclass_transform
+from typing import Annotated, Any, Literal, TypeVar, dataclass_transform
 
 from fsm.round.constants import AREAS
 from fsm.round.records import (
@@ -332,6 +332,45 @@ class DeviceRecovered(EventRecord):
 
     device: str
     code: str | None = None
+
+
+# --------------------------------------------------------------------------- the floor link
+
+
+@event("floor_link")
+class FloorLink(EventRecord):
+    """the casino floor system's link went down (no poll for 5 s) or came back (docs/sas.md);
+    down with `blocks_progressive` (configuration `sas.progressive_depends_on_link`): progressive
+    wagers refused, acceptors not armed, until it returns (NJ 13:69E-1.39B(d))"""
+
+    up: bool
+    blocks_progressive: bool = False
+
+
+FloorCommandName = Literal[
+    "refuse_progressive",
+    "accept_progressive",
+    "set_clock",
+    "enable_game",
+    "disable_game",
+    "exception_acked",
+]
+
+
+@event("floor_command")
+class FloorCommand(EventRecord):
+    """a command of the floor system (docs/sas.md): `refuse_progressive` / `accept_progressive`
+    (SAS 01 / 02), `set_clock` (7F: `clock`, `clock_offset_ms`, `applied` only when the
+    configuration allows), `enable_game` / `disable_game` (09, `game`), `exception_acked` (the
+    host took exception `code`, raised by entry `source_seq`)"""
+
+    command: FloorCommandName
+    code: Annotated[int, Between(0, 255)] | None = None
+    source_seq: Annotated[int, Between(0)] | None = None
+    clock: str | None = None
+    clock_offset_ms: int | None = None
+    applied: bool | None = None
+    game: Annotated[int, Between(0, 9999)] | None = None
 
 
 # --------------------------------------------------------------------------- the dealer panel

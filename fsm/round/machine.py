@@ -110,6 +110,8 @@ from fsm.round.plan_start import (
 from fsm.round.plan_table import (
     _p_config_changed,
     _p_display_test,
+    _p_floor_command,
+    _p_floor_link,
     _p_light_test,
     _p_maintenance_entered,
     _p_maintenance_exited,
@@ -408,7 +410,7 @@ class RoundMachine:
     def _output_state(self) -> tuple[Acceptors, Lights, Display]:
         spec = STATE_TABLE[self.state]
         return (
-            Acceptors(spec.armed),
+            Acceptors(spec.armed and self._c.floor_refusal() is None),
             Lights(tuple(spec.lights(self._c))),
             Display(spec.glyph(self._c)),
         )
@@ -439,6 +441,8 @@ _PLANNERS: dict[str, Planner] = {
     "console_refused": _p_informational,
     "device_recovered": _p_informational,
     "config_pending": _p_informational,
+    "floor_link": _p_floor_link,
+    "floor_command": _p_floor_command,
     "table_opened": _p_table_opened,
     "table_closed": _p_table_closed,
     "maintenance_entered": _p_maintenance_entered,

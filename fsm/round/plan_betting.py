@@ -53,6 +53,9 @@ def _p_shuffle_complete(m: Round, e: ShuffleComplete) -> Plan:
 
 def _p_chip_detected(m: Round, e: ChipDetected) -> Plan:
     area = e.position
+    refusal = m.floor_refusal()
+    if refusal:
+        raise _Reject(f"progressive wagers are refused: {refusal}", "not_armed", area)
     if area in m.r.wagers:
         raise _Reject(
             f"position {area} is already lit: one progressive wager per acceptor",

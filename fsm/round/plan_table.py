@@ -19,6 +19,8 @@ from fsm.round.effects import ConfigChange, ConfigChangedEffect, Display, Lights
 from fsm.round.events import (
     ConfigChanged,
     DisplayTest,
+    FloorCommand,
+    FloorLink,
     LightTest,
     MaintenanceEntered,
     MaintenanceExited,
@@ -143,5 +145,29 @@ def _p_display_test(m: Round, e: DisplayTest) -> Plan:
     def act() -> None:
         for glyph in DISPLAY_TEST:
             m.emit(Display(glyph))
+
+    return S.INTERNAL, act
+
+
+def _p_floor_link(m: Round, e: FloorLink) -> Plan:
+    """The floor link went down or came back. Down with ``blocks_progressive`` (the
+    progressive depends on the floor system): progressive wagers are refused, the acceptors not
+    armed, until the link returns (NJ 13:69E-1.39B(d))."""
+
+    def act() -> None:
+        m.floor["link_blocks"] = (not e.up) and e.blocks_progressive
+
+    return S.INTERNAL, act
+
+
+def _p_floor_command(m: Round, e: FloorCommand) -> Plan:
+    """A command of the floor system, journaled: SAS 01 / 02 refuse / accept progressive
+    wagers; the others (clock, game enable, an acknowledged exception) change no round state."""
+
+    def act() -> None:
+        if e.command == "refuse_progressive":
+            m.floor["refused"] = True
+        elif e.command == "accept_progressive":
+            m.floor["refused"] = False
 
     return S.INTERNAL, act

@@ -149,7 +149,14 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "shaker_lid": [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)],
 }
 # Informational inputs, journaled and accepted in every state, changing nothing.
-INFORMATIONAL = ("power_up", "device_recovered", "console_refused", "config_pending")
+INFORMATIONAL = (
+    "power_up",
+    "device_recovered",
+    "console_refused",
+    "config_pending",
+    "floor_link",
+    "floor_command",
+)
 # The supervisor key switch is accepted in every state; its position is kept for the panel.
 TRANSITIONS["supervisor_key"] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]
 for _name in INFORMATIONAL:

@@ -1,0 +1,1 @@
+"""SAS in the gaming-machine role: the floor link (docs/sas.md)."""

@@ -1,0 +1,112 @@
+"""The SAS exception queue as a fold of committed journal entries: durable because the journal is.
+
+Each committed entry may raise exceptions (below); an entry ``floor_command`` with command
+``exception_acked`` (posted by the floor link when the host acknowledged an exception, and
+journaled by the owner like any event) takes it off the queue. So the queue after a power cut is
+exactly what the journal says was raised and not yet taken: nothing queued is lost, and an
+exception the host took just before the cut, whose acknowledgement was not yet committed, is
+delivered again (at least once, never never).
+
+What raises what (docs/sas.md): ``power_up`` 17; ``config_changed`` 3C; ``fault_raised`` 20, and
+86 when the table goes out of service (the first fault); ``hit_pending`` 51 (handpay pending);
+``pay`` 54 (progressive win); ``hit_validated`` / ``hit_voided`` 52 (handpay reset). A rejected
+event raises nothing. The queue keeps ``capacity`` (at least 20) exceptions; one more is dropped
+and 70 (exception buffer overflow) is queued once in its place.
+
+Must never read the journal itself (the follower hands it entries) nor the machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+POWER_UP, OPTIONS_CHANGED, TILT, HANDPAY_PENDING = 0x17, 0x3C, 0x20, 0x51
+HANDPAY_RESET, PROGRESSIVE_WIN, OVERFLOW, OUT_OF_SERVICE = 0x52, 0x54, 0x70, 0x86
+
+
+@dataclass(frozen=True)
+class Queued:
+    """One exception: its ``code``, the entry that raised it and its place in that entry."""
+
+    code: int
+    source_seq: int
+    index: int = 0
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.source_seq, self.index)
+
+
+@dataclass(frozen=True)
+class FloorFold:
+    """What the floor link derives from the journal: the exception queue and a few counters.
+    Immutable: ``apply`` returns a new fold."""
+
+    capacity: int = 20
+    seq: int = 0
+    queue: tuple[Queued, ...] = ()
+    in_fault: bool = False
+    power_ups: int = 0
+    overflowed: int = 0
+    clock_offset_s: float = 0.0
+    last_commands: tuple[str, ...] = field(default_factory=tuple)
+
+    def apply(self, seq: int, etype: str, data: Mapping[str, Any]) -> FloorFold:
+        effects = data.get("effects", [])
+        effects = effects if isinstance(effects, list) else []
+        rejected = any(isinstance(e, dict) and e.get("type") == "rejected" for e in effects)
+        raised: list[int] = []
+        fold = replace(self, seq=seq)
+        if rejected:
+            return fold
+        if etype == "power_up":
+            raised.append(POWER_UP)
+            fold = replace(fold, power_ups=fold.power_ups + 1)
+        elif etype == "fault_raised":
+            raised.append(TILT)
+            if not fold.in_fault:
+                raised.append(OUT_OF_SERVICE)
+            fold = replace(fold, in_fault=True)
+        elif etype == "fault_cleared":
+            fold = replace(fold, in_fault=False)
+        elif etype == "floor_command":
+            command = data.get("command")
+            if command == "exception_acked":
+                return fold._ack(data.get("code"), data.get("source_seq"))
+            if command == "set_clock" and data.get("applied") is True:
+                offset = data.get("clock_offset_ms")
+                if isinstance(offset, int) and not isinstance(offset, bool):
+                    fold = replace(fold, clock_offset_s=offset / 1000)
+        for e in effects:
+            if not isinstance(e, dict):
+                continue
+            kind = e.get("type")
+            if kind == "hit_pending":
+                raised.append(HANDPAY_PENDING)
+            elif kind == "pay":
+                raised.append(PROGRESSIVE_WIN)
+            elif kind == "config_changed":
+                raised.append(OPTIONS_CHANGED)
+        if etype in ("hit_validated", "hit_voided"):
+            raised.append(HANDPAY_RESET)
+        return fold._raise(seq, raised)
+
+    def _raise(self, seq: int, codes: Sequence[int]) -> FloorFold:
+        queue = list(self.queue)
+        overflowed = self.overflowed
+        for i, code in enumerate(codes):
+            if len(queue) < self.capacity:
+                queue.append(Queued(code, seq, i))
+            else:
+                overflowed += 1
+                if queue[-1].code != OVERFLOW:
+                    queue.append(Queued(OVERFLOW, seq, i))
+        return replace(self, queue=tuple(queue), overflowed=overflowed)
+
+    def _ack(self, code: object, source_seq: object) -> FloorFold:
+        for i, q in enumerate(self.queue):
+            if q.code == code and q.source_seq == source_seq:
+                return replace(self, queue=self.queue[:i] + self.queue[i + 1 :])
+        return self
