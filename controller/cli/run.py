@@ -93,7 +93,7 @@ def check_environment(
                 f"serial.{name}.port.path: {device.port} is not present now; the service starts "
                 "and reopens it with backoff (the round faults if the device stays silent)"
             )
-    if config.sas.enabled and not _module_available("controller.sas"):
+    if config.sas.enabled and not _module_available("controller.floor.service"):
         warnings.append(
             "sas: the SAS responder is not part of this build; the floor system is not served"
         )
@@ -358,6 +358,9 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
             owner.post(event)
         watch = _Watch(owner, gpio)
         console = start_console(config, owner, sys.stderr)
+        from controller.floor.service import start_floor
+
+        floor = start_floor(config, owner, config.journal_path)  # [sas]: the floor link
         print(
             f"table {config.table.id}: running, journal {config.journal_path} "
             f"(entries {owner.public.seq}, state {owner.public.state}), supervisor console "
@@ -374,6 +377,8 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
         watch.stop()
         if console is not None:
             console.stop()
+        if floor is not None:
+            floor.stop()
         owner.stop()
         if watch.failure is not None:
             return EXIT_OWNER_FAILED

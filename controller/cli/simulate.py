@@ -34,7 +34,11 @@ def register(sub: Any) -> None:
     p.add_argument("--config", metavar="PATH", help="table configuration (default: simulated)")
     p.add_argument("--port", type=int, default=8080, help="status page port (not served yet)")
     p.add_argument("--db", metavar="PATH", help="journal file (default: the config's)")
-    p.add_argument("--sas-link", metavar="PATH", help="SAS link pty (not served yet)")
+    p.add_argument(
+        "--sas-link",
+        metavar="PATH",
+        help="serve SAS on a pty; PATH: symlink to its host side",
+    )
     p.add_argument("--headless", action="store_true", help="play N rounds, then exit")
     p.add_argument("--rounds", type=int, metavar="N", help="with --headless: rounds to reach")
     p.add_argument("--seed", default="1", metavar="S", help="seed of the simulation (default 1)")
@@ -124,6 +128,7 @@ def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:
                     config_path=args.config,
                     linger=args.linger,
                     out=sys.stdout,
+                    sas_link=Path(args.sas_link) if args.sas_link else None,
                 )
             )
         pace = simulate.DEFAULT_PACE_S if args.pace is None else args.pace
@@ -136,6 +141,7 @@ def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:
                 out=sys.stdout,
                 pace_s=pace,
                 console_socket=Path(args.console_socket) if args.console_socket else None,
+                sas_link=Path(args.sas_link) if args.sas_link else None,
             )
         )
     except StorageFault as exc:  # cleared only by a restart that passes the storage check

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.floor.config import SasSection
 from controller.floor.exceptions import FloorFold, Queued
@@ -48,6 +48,9 @@ from drivers.sas.link import (
 from drivers.sas.port import PtyTransport, SasPort, SasTransport, StreamTransport, UartTransport
 from fsm.round.config import GameConfig
 from fsm.round.events import Event
+
+if TYPE_CHECKING:
+    from controller.config import TableConfig
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +113,7 @@ class FloorLink:
     def start(self) -> None:
         """Fold the journal so far (the queue a power cut left), then serve."""
         self._catch_up()
+        self._close_connection()  # the follower thread opens its own
         floor = self.owner.public.view.get("floor") or {}
         self.port.start_up = not floor.get("link_blocks", False)
         self._stop.clear()
@@ -124,10 +128,7 @@ class FloorLink:
             self._follower.join(timeout=5.0)
             self._follower = None
         self.frames.save(force=True)
-        if self._conn is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.close()
-            self._conn = None
+        self._close_connection()
         if isinstance(self.transport, PtyTransport):
             self.transport.dispose()
 
@@ -204,6 +205,12 @@ class FloorLink:
             self._conn = connect_read_only(self.journal_path)
         return self._conn
 
+    def _close_connection(self) -> None:
+        if self._conn is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            self._conn = None
+
     def _catch_up(self) -> None:
         fold = self.fold
         try:
@@ -220,10 +227,7 @@ class FloorLink:
                 )
         except sqlite3.Error:
             log.exception("floor link: reading the journal failed")
-            with contextlib.suppress(sqlite3.Error):
-                if self._conn is not None:
-                    self._conn.close()
-            self._conn = None
+            self._close_connection()
             return
         keys = {q.key for q in fold.queue}
         self.fold = fold
@@ -236,9 +240,12 @@ class FloorLink:
             if snap.seq > self.fold.seq:
                 self._catch_up()
             now = time.monotonic()
+            if self._stop.is_set():
+                break
             if now - last_save >= 0.5:
                 self.frames.save()
                 last_save = now
+        self._close_connection()
 
 
 def pty_floor_link(
@@ -259,3 +266,32 @@ def pty_floor_link(
     link_path.symlink_to(transport.slave_path)
     stream = SasSection(**{**sas.__dict__, "transport": "stream"})
     return FloorLink(stream, game, owner, journal_path, transport, serial_number=serial_number)
+
+
+def start_floor(
+    config: TableConfig,
+    owner: OwnerView,
+    journal_path: Path,
+    link_path: Path | None = None,
+) -> FloorLink | None:
+    """The one call run and simulate make after the owner runs: the floor link on the
+    configured port (``link_path`` given: on a new pty symlinked there), started; None when
+    ``[sas]`` is disabled and no link path asks for it."""
+    if link_path is None and not config.sas.enabled:
+        return None
+    serial_number = config.sas.serial_number or str(config.table.asset_number)
+    if link_path is not None:
+        floor = pty_floor_link(
+            config.sas, config.game, owner, journal_path, link_path, serial_number=serial_number
+        )
+    else:
+        floor = FloorLink(
+            config.sas,
+            config.game,
+            owner,
+            journal_path,
+            make_transport(config.sas),
+            serial_number=serial_number,
+        )
+    floor.start()
+    return floor

@@ -352,14 +352,17 @@ def run_headless(
     config_path: str | Path | None = None,
     linger: bool = False,
     out: TextIO | None = None,
+    sas_link: Path | None = None,
 ) -> int:
     """Play until the journal at ``db`` holds ``rounds`` completed rounds; exit code."""
     config = load_sim_config(config_path)
     service = build_service(config, db, seed, fault_spec)
     stopper = _Stop()
     stopper.install()
+    floor = None
     try:
         service.owner.start()
+        floor = _start_floor(service, db, sas_link, out)
         code = play(service, rounds, stopper, out)
         snap = service.owner.public
         if out:
@@ -374,9 +377,23 @@ def run_headless(
             stopper.wait()
         return code
     finally:
+        if floor is not None:
+            floor.stop()
         service.owner.stop()
         service.close()
         stopper.restore()
+
+
+def _start_floor(service: Service, db: Path, sas_link: Path | None, out: TextIO | None) -> Any:
+    """The floor link on a pty whose host side is symlinked at ``sas_link`` (None: no link)."""
+    if sas_link is None:
+        return None
+    from controller.floor.service import start_floor
+
+    floor = start_floor(service.config, service.owner, db, Path(sas_link))
+    if out is not None and floor is not None:
+        print(f"SAS link: {sas_link} -> {floor.transport.description}", file=out, flush=True)
+    return floor
 
 
 def run_service(
@@ -388,6 +405,7 @@ def run_service(
     out: TextIO = sys.stdout,
     pace_s: float = DEFAULT_PACE_S,
     console_socket: Path | None = None,
+    sas_link: Path | None = None,
 ) -> int:
     """The simulated table until SIGTERM / Ctrl-C at a pace a person can follow (``pace_s``
     after each action of the scripted people), one status line per state, with the supervisor
@@ -401,8 +419,10 @@ def run_service(
     stopper.install()
     hold = TrainerHold()
     console: ConsoleServer | None = None
+    floor = None
     try:
         service.owner.start()
+        floor = _start_floor(service, path, sas_link, out)
         snap = service.owner.public
         console_note = "supervisor console disabled"
         if config.console.enabled:
@@ -434,6 +454,8 @@ def run_service(
             if console.path.parent.name.startswith(_CONSOLE_TEMP_PREFIX):
                 with contextlib.suppress(OSError):
                     console.path.parent.rmdir()
+        if floor is not None:
+            floor.stop()
         service.owner.stop()
         service.close()
         stopper.restore()
