@@ -272,7 +272,8 @@ def test_sas_section_keys_are_validated_with_their_names() -> None:
     problems: list[str] = []
     parse_sas(
         {"transport": "usb", "sas_version": "6.2", "game_id": "P",
-         "enabled_polls": ["1A", "EE", "x"], "inter_byte_gap": 5, "meters": {"00": "nothing"}, "exception_queue": 5, "colour": 1},
+         "enabled_polls": ["1A", "EE", "x"], "inter_byte_gap": 5, "meters": {"00": "nothing"},
+         "exception_queue": 5, "colour": 1},
         problems,
     )  # fmt: skip
     text = "\n".join(problems)
