@@ -22,6 +22,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "console",
     "selftest",
     "parsheet",
+    "sas",
 )
 
 
