@@ -64,9 +64,11 @@ class HostPort:
     def __init__(self, path: str, transport: str = "stream", baudrate: int = 19200) -> None:
         self.transport = transport
         if transport == "uart":
-            self.serial: Any = serial.Serial(path, baudrate, parity=serial.PARITY_SPACE, timeout=0)
+            self.serial: Any = serial.Serial(
+                path, baudrate, parity=serial.PARITY_SPACE, timeout=0.005
+            )
         else:
-            self.serial = serial.serial_for_url(path, baudrate, timeout=0)
+            self.serial = serial.serial_for_url(path, baudrate, timeout=0.005)
         self.serial.reset_input_buffer()
 
     def close(self) -> None:
@@ -89,7 +91,6 @@ class HostPort:
         end = time.monotonic() + timeout
         last = None
         while time.monotonic() < end:
-            self.serial.timeout = 0.005
             chunk = self.serial.read(max(1, self.serial.in_waiting))
             now = time.monotonic()
             if chunk:

@@ -23,6 +23,7 @@ import errno
 import os
 import pty
 import select
+import termios
 import threading
 import time
 import tty
@@ -36,7 +37,7 @@ from drivers.sas.wakeup import ParmrkDecoder, set_space_parity, write_with_wakeu
 from drivers.serial.port import PortConfig, next_backoff
 
 SAS_BAUD = 19200
-_ERRORS = (serial.SerialException, OSError, ValueError)
+_ERRORS = (serial.SerialException, OSError, ValueError, termios.error)
 
 
 class SasTransport(Protocol):
@@ -56,9 +57,10 @@ class SasTransport(Protocol):
 
 
 class _SerialBase:
-    def __init__(self, path: str, baudrate: int = SAS_BAUD) -> None:
+    def __init__(self, path: str, baudrate: int = SAS_BAUD, tick: float = 0.02) -> None:
         self.path = path
         self.baudrate = baudrate
+        self.tick = tick
         self.description = path
         self._serial: Any = None
 
@@ -69,10 +71,11 @@ class _SerialBase:
             self._serial = None
 
     def read(self, timeout: float) -> bytes:
+        """Waits at most the timeout given at open (never set here: pyserial reconfigures the
+        port on every timeout change, which clears PARMRK)."""
         ser = self._serial
         if ser is None:
             raise OSError(errno.EBADF, "port closed")
-        ser.timeout = timeout
         data: bytes = ser.read(max(1, ser.in_waiting))
         return data
 
@@ -80,13 +83,13 @@ class _SerialBase:
 class UartTransport(_SerialBase):
     """The 9-bit UART: space parity, parity errors marked, the chirp with mark parity."""
 
-    def __init__(self, path: str, baudrate: int = SAS_BAUD) -> None:
-        super().__init__(path, baudrate)
+    def __init__(self, path: str, baudrate: int = SAS_BAUD, tick: float = 0.02) -> None:
+        super().__init__(path, baudrate, tick)
         self._decoder = ParmrkDecoder()
 
     def open(self) -> None:
         self._serial = serial.Serial(
-            self.path, self.baudrate, parity=serial.PARITY_SPACE, timeout=0.02, exclusive=True
+            self.path, self.baudrate, parity=serial.PARITY_SPACE, timeout=self.tick, exclusive=True
         )
         set_space_parity(self._serial.fileno())  # after pyserial: it clears INPCK / PARMRK
         self._decoder = ParmrkDecoder()
@@ -108,7 +111,7 @@ class StreamTransport(_SerialBase):
     """A byte stream: a tty path or a pyserial URL (``socket://host:port``)."""
 
     def open(self) -> None:
-        self._serial = serial.serial_for_url(self.path, self.baudrate, timeout=0.02)
+        self._serial = serial.serial_for_url(self.path, self.baudrate, timeout=self.tick)
 
     def deliver(self, link: SasLink, data: bytes, now: float) -> None:
         link.receive(data, now)
