@@ -281,7 +281,9 @@ def test_progressive_hit_raises_51_1b_returns_it_until_validation_raises_52(tmp_
         resp = sm.write_type_R(0x84, length_to_read=7)
         assert bcd_value(list(resp.data)[2:7]) == level["last_hits"][-1]["amount_cents"]
         assert level["meter_paid_cents"] == display
-        resp = sm.write_type_M(0x83, BCD_game_number=[0, 0], length_to_read=6, following_length=False)
+        resp = sm.write_type_M(
+            0x83, BCD_game_number=[0, 0], length_to_read=6, following_length=False
+        )
         raw = list(resp.raw_data)[2:-2]
         assert bcd_value(raw[:2]) == 0 and bcd_value(raw[2:6]) == level["meter_paid_cents"]
         # every exception the host took is journaled as taken, in the order it took them
