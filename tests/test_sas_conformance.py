@@ -97,7 +97,9 @@ def sim(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sim]:
         time.sleep(0.5)
         yield s
     finally:
-        assert s.stop() == 0, s.out
+        start = time.monotonic()
+        assert s.stop() == 0, s.out  # --linger: SIGTERM stops it cleanly...
+        assert time.monotonic() - start < 5.0  # ...within a few seconds
 
 
 @pytest.fixture(scope="module")
