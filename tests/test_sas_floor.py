@@ -300,3 +300,52 @@ def parse_config_with(sas: dict[str, Any]) -> Any:
     data = tomllib.loads(SIMULATED_TABLE.read_text())
     data["sas"] = sas
     return parse_config(data)
+
+
+def test_host_commands_are_journaled_as_floor_commands(tmp_path: Path) -> None:
+    """01 / 02 refuse and accept progressive wagers (acceptors disarmed and armed, journaled);
+    a broadcast 7F is never answered and, clock setting not allowed, journaled unapplied; 09."""
+    from controller.floor.service import pty_floor_link
+    from drivers.sas.host import HostPort
+
+    cfg = load_config(hit_config(tmp_path))
+    db = tmp_path / "journal.db"
+    owner = make_owner(cfg, db)
+    owner.start()
+    floor = pty_floor_link(cfg.sas, cfg.game, owner, db, tmp_path / "sas")
+    floor.start()
+    host = HostPort(str(tmp_path / "sas"))
+    try:
+        post(owner, "table_opened", supervisor="trainer")
+        post(owner, "shuffle_complete", count=53)
+
+        def exchange(frame: bytes) -> bytes:
+            host.send(frame)
+            got = host.read_answer(0.5)
+            host.send(b"\x80")  # acknowledges (another address)
+            return got
+
+        assert exchange(codec.s_poll(1, 0x01)) == b"\x01"
+        clock = codec.date_time_bytes(11, 29, 2025, 12, 34, 56)
+        assert exchange(codec.s_poll(0, 0x7F, clock)) == b""
+        assert exchange(codec.s_poll(1, 0x09, H("00 01 00"))) == b"\x01"
+        assert exchange(codec.s_poll(1, 0x02)) == b"\x01"
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            cmds = [d for _, t, d in journal_entries(db) if t == "floor_command"]
+            if len(cmds) >= 4:
+                break
+            time.sleep(0.05)
+        assert [d["command"] for d in cmds] == [
+            "refuse_progressive",
+            "set_clock",
+            "disable_game",
+            "accept_progressive",
+        ]
+        assert {"type": "acceptors", "armed": False} in cmds[0]["effects"]
+        assert cmds[1]["applied"] is False and cmds[1]["clock"] == "2025-11-29T12:34:56"
+        assert {"type": "acceptors", "armed": True} in cmds[3]["effects"]
+    finally:
+        host.close()
+        floor.stop()
+        owner.stop()

@@ -114,3 +114,19 @@ def test_port_that_disappears_is_reopened_with_capped_backoff(tmp_path: Path) ->
         port.stop()
     cfg = PortConfig("x", backoff_initial=0.05, backoff_max=0.2)
     assert next_backoff(0.15, cfg) == 0.2  # the shoe's rule: doubling, capped
+
+
+def test_a_pty_nobody_reads_never_blocks_the_port_thread() -> None:
+    """Chirps with no host connected fill the pty; the stale input is dropped, never waited on."""
+    from drivers.sas.link import Tx
+    from drivers.sas.port import PtyTransport
+
+    pty = PtyTransport()
+    try:
+        start = time.monotonic()
+        for _ in range(1000):  # far more than a pty holds
+            pty.write(Tx(b"\x01" * 1000, wakeup=True))
+        assert time.monotonic() - start < 10.0
+        assert pty.stale_flushes >= 1
+    finally:
+        pty.dispose()

@@ -132,6 +132,7 @@ class PtyTransport:
         self.slave_path = os.ttyname(self._slave)
         self.description = f"pty {self.slave_path}"
         self._open = False
+        self.stale_flushes = 0
 
     def open(self) -> None:
         if self._master < 0:
@@ -163,16 +164,21 @@ class PtyTransport:
         link.receive(data, now)
 
     def write(self, tx: Tx) -> None:
+        """Write to the host; a pty left full by nobody reading (chirps while no host is
+        connected) is emptied of that stale input first, so the port thread never blocks."""
         if self._master < 0:
             return
         data = tx.data
-        while data:
+        for _ in range(2):
             try:
                 n = os.write(self._master, data)
             except BlockingIOError:
-                select.select([], [self._master], [], 0.05)
+                termios.tcflush(self._slave, termios.TCIFLUSH)
+                self.stale_flushes += 1
                 continue
             data = data[n:]
+            if not data:
+                return
 
 
 #: The port thread's handler: given the link and its new events, answer the polls (from the
