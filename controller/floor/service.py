@@ -108,6 +108,7 @@ class FloorLink:
         self._follower: threading.Thread | None = None
         self._conn: sqlite3.Connection | None = None
         self.posted_errors = 0
+        self.link_path: Path | None = None  # a symlink to the pty made for this link
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -131,6 +132,10 @@ class FloorLink:
         self._close_connection()
         if isinstance(self.transport, PtyTransport):
             self.transport.dispose()
+        if self.link_path is not None:
+            with contextlib.suppress(OSError):
+                if self.link_path.is_symlink():
+                    self.link_path.unlink()
 
     def status(self) -> dict[str, object]:
         return {**self.port.status(), "queued": len(self.pending())}
@@ -265,7 +270,9 @@ def pty_floor_link(
             link_path.unlink()
     link_path.symlink_to(transport.slave_path)
     stream = SasSection(**{**sas.__dict__, "transport": "stream"})
-    return FloorLink(stream, game, owner, journal_path, transport, serial_number=serial_number)
+    floor = FloorLink(stream, game, owner, journal_path, transport, serial_number=serial_number)
+    floor.link_path = link_path
+    return floor
 
 
 def start_floor(
