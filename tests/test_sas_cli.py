@@ -53,3 +53,16 @@ def test_sas_poll_refuses_bad_input_by_name(capsys: pytest.CaptureFixture[str]) 
     assert main(["sas", "poll", "--port", "/dev/null", "52", "01"]) == 2
     assert "takes 2 data bytes" in capsys.readouterr().err
     assert main(["sas", "log", "--file", "/nonexistent/x"]) == 2
+
+
+def test_simulate_refuses_a_sas_link_path_it_cannot_make(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = tmp_path / "notes.txt"
+    taken.write_text("keep me")
+    args = ["simulate", "--headless", "--rounds", "1", "--db", str(tmp_path / "j.db")]
+    assert main([*args, "--sas-link", str(taken)]) == 2
+    assert "not a symlink" in capsys.readouterr().err and taken.read_text() == "keep me"
+    assert main([*args, "--sas-link", str(tmp_path / "no" / "such")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "j.db").exists()  # nothing touched

@@ -95,6 +95,13 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.pace is not None and (args.headless or not 0 <= args.pace <= 60):
         print("tablectl simulate: --pace takes 0 to 60 seconds, without --headless", file=err)
         return EXIT_BAD_INPUT
+    if args.sas_link:
+        from controller.floor.service import sas_link_problem
+
+        problem = sas_link_problem(Path(args.sas_link))
+        if problem:
+            print(f"tablectl simulate: {problem}", file=err)
+            return EXIT_BAD_INPUT
     try:
         config = simulate.load_sim_config(args.config)
     except ConfigError as exc:

@@ -253,6 +253,16 @@ class FloorLink:
         self._close_connection()
 
 
+def sas_link_problem(link_path: Path) -> str | None:
+    """Why ``--sas-link PATH`` cannot be made (None: it can): its directory must exist, and
+    PATH must be free or a symlink (never a file of someone's, which is never deleted)."""
+    if not link_path.parent.is_dir():
+        return f"--sas-link: directory {link_path.parent} does not exist"
+    if link_path.exists() and not link_path.is_symlink():
+        return f"--sas-link: {link_path} exists and is not a symlink (not replaced)"
+    return None
+
+
 def pty_floor_link(
     sas: SasSection,
     game: GameConfig,
@@ -263,11 +273,13 @@ def pty_floor_link(
     serial_number: str = "",
 ) -> FloorLink:
     """The simulated table's floor link: a pty whose host side is symlinked at ``link_path``."""
-    transport = PtyTransport()
     link_path = Path(link_path)
-    with contextlib.suppress(FileNotFoundError):
-        if link_path.is_symlink() or link_path.exists():
-            link_path.unlink()
+    problem = sas_link_problem(link_path)
+    if problem:
+        raise ValueError(problem)
+    transport = PtyTransport()
+    if link_path.is_symlink():  # a link left by an earlier run: replaced
+        link_path.unlink()
     link_path.symlink_to(transport.slave_path)
     stream = SasSection(**{**sas.__dict__, "transport": "stream"})
     floor = FloorLink(stream, game, owner, journal_path, transport, serial_number=serial_number)
