@@ -143,7 +143,7 @@ def test_7f_sets_the_clock_only_when_the_configuration_allows() -> None:
     frame = codec.s_poll(1, 0x7F, codec.date_time_bytes(11, 29, 2025, 12, 34, 56))
     refused = responder().respond(poll(frame), snap(), FloorFold(), 1000.0)
     assert refused.frame == b"\x01" and refused.command is not None
-    assert refused.command["applied"] is False and refused.command["clock_offset_s"] == 0.0
+    assert refused.command["applied"] is False and refused.command["clock_offset_ms"] == 0
     allowed = responder(clock_setting_allowed=True).respond(
         poll(frame), snap(), FloorFold(), 1000.0
     )
