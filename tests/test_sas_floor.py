@@ -40,17 +40,20 @@ def test_each_committed_fact_raises_its_exception() -> None:
     f = FloorFold()
     f = entry(f, 1, "power_up")
     f = entry(f, 2, "config_changed", {"type": "config_changed", "changes": []})
-    f = entry(f, 3, "fault_raised", {"type": "alert"})
-    f = entry(f, 4, "fault_raised", {"type": "alert"})  # already out of service: tilt only
-    f = entry(f, 5, "fault_cleared")
+    f = entry(f, 3, "fault_raised", {"type": "fault", "code": "SHOE_JAM"})
+    f = entry(f, 4, "fault_raised", {"type": "fault"})  # already out of service: tilt only
+    f = entry(f, 5, "fault_cleared", {"type": "fault_cleared", "outcome": "resumed"})
     f = entry(f, 6, "progressive_outcome", {"type": "hit_pending", "position": 1})
     f = entry(f, 7, "hit_validated", {"type": "pay", "from": "meter"})
-    assert codes(f) == [0x17, 0x3C, 0x20, 0x86, 0x20, 0x51, 0x54, 0x52]
+    f = entry(f, 8, "deadline", {"type": "fault", "code": "SHOE_TIMEOUT"})  # the machine's own
+    assert codes(f) == [0x17, 0x3C, 0x20, 0x86, 0x20, 0x51, 0x54, 0x52, 0x20, 0x86]
     assert f.power_ups == 1
 
 
 def test_a_rejected_event_raises_nothing() -> None:
-    f = entry(FloorFold(), 1, "fault_raised", {"type": "rejected", "reason": "x"})
+    f = entry(
+        FloorFold(), 1, "fault_raised", {"type": "rejected", "reason": "x"}, {"type": "fault"}
+    )
     assert codes(f) == []
 
 

@@ -7,8 +7,9 @@ exactly what the journal says was raised and not yet taken: nothing queued is lo
 exception the host took just before the cut, whose acknowledgement was not yet committed, is
 delivered again (at least once, never never).
 
-What raises what (docs/sas.md): ``power_up`` 17; ``config_changed`` 3C; ``fault_raised`` 20, and
-86 when the table goes out of service (the first fault); ``hit_pending`` 51 (handpay pending);
+What raises what (docs/sas.md): ``power_up`` 17; ``config_changed`` 3C; a ``fault`` effect 20,
+and 86 when the table goes out of service (the first fault until a ``fault_cleared`` effect),
+whoever raised it (a device, or the machine at a timeout); ``hit_pending`` 51 (handpay pending);
 ``pay`` 54 (progressive win); ``hit_validated`` / ``hit_voided`` 52 (handpay reset). A rejected
 event raises nothing. The queue keeps ``capacity`` (at least 20) exceptions; one more is dropped
 and 70 (exception buffer overflow) is queued once in its place.
@@ -64,13 +65,6 @@ class FloorFold:
         if etype == "power_up":
             raised.append(POWER_UP)
             fold = replace(fold, power_ups=fold.power_ups + 1)
-        elif etype == "fault_raised":
-            raised.append(TILT)
-            if not fold.in_fault:
-                raised.append(OUT_OF_SERVICE)
-            fold = replace(fold, in_fault=True)
-        elif etype == "fault_cleared":
-            fold = replace(fold, in_fault=False)
         elif etype == "floor_command":
             command = data.get("command")
             if command == "exception_acked":
@@ -83,7 +77,14 @@ class FloorFold:
             if not isinstance(e, dict):
                 continue
             kind = e.get("type")
-            if kind == "hit_pending":
+            if kind == "fault":  # any fault, raised by a device or by the machine (a timeout)
+                raised.append(TILT)
+                if not fold.in_fault:
+                    raised.append(OUT_OF_SERVICE)
+                fold = replace(fold, in_fault=True)
+            elif kind == "fault_cleared":
+                fold = replace(fold, in_fault=False)
+            elif kind == "hit_pending":
                 raised.append(HANDPAY_PENDING)
             elif kind == "pay":
                 raised.append(PROGRESSIVE_WIN)
