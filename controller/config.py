@@ -20,20 +20,24 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
-import importlib
 import os
 import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from controller.floor.config import SasSection, parse_sas
 from drivers.gpio.config import PinConfig
+from drivers.serial.adapter import DeviceConfig
 from drivers.serial.shoe import ShoeConfig
 from drivers.serial.shuffler import ShufflerConfig
+from fsm.configread import ConfigValueError, Reader, describe, table_value, unknown_keys
 from fsm.round.config import GameConfig
+from fsm.rules.paytables import BonusConfig
+
+T = TypeVar("T")
 
 DATA_DIR = Path(__file__).parent / "data"
 SIMULATED_TABLE = DATA_DIR / "simulated-table.toml"
@@ -46,9 +50,6 @@ SERIAL_MODELS = ("reference",)
 SAS_DEFAULT_PORT = "/dev/ttyAMA0"
 DEFAULT_JOURNAL = "/var/lib/paigow/journal.db"
 DEFAULT_CONSOLE_SOCKET = "/run/paigow/console.sock"
-# Game options the table file may carry that an older GameConfig does not know yet; validated here
-# until GameConfig.KEYS holds them (then GameConfig validates them itself).
-TABLE_GAME_OPTIONS = ("house_way", "ez_pai_gow")
 
 _TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
 _SUPERVISOR_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
@@ -143,7 +144,7 @@ class SerialDevice:
     (``drivers.serial.shoe.ShoeConfig`` / ``shuffler.ShufflerConfig``: port, link, timeouts)."""
 
     model: str
-    driver: Any
+    driver: DeviceConfig
 
     @property
     def port(self) -> str:
@@ -195,14 +196,25 @@ class TableConfig:
     journal_path: Path
     web: WebSection
     supervisors: dict[str, Supervisor]
-    game_options: dict[str, Any] = field(default_factory=dict)
-    bonus: Any = None  # fsm.rules.paytables.BonusConfig, or None when no [bonus] section
+    bonus: BonusConfig | None = None  # None when the file has no [bonus] section
     source: str = ""
     console: ConsoleSection = field(default_factory=ConsoleSection)
     #: [journal] anchor: the head anchor's file (None: beside the journal, <path>.anchor)
     journal_anchor: Path | None = None
     #: [journal] key_file: the keyed chain's key (None: an unkeyed chain)
     journal_key_file: Path | None = None
+
+    @property
+    def shoe(self) -> ShoeConfig:
+        driver = self.serial["shoe"].driver
+        assert isinstance(driver, ShoeConfig)
+        return driver
+
+    @property
+    def shuffler(self) -> ShufflerConfig:
+        driver = self.serial["shuffler"].driver
+        assert isinstance(driver, ShufflerConfig)
+        return driver
 
     def summary(self) -> list[str]:
         """Human-readable lines describing the configuration (``tablectl config check``)."""
@@ -215,7 +227,6 @@ class TableConfig:
         serial = ", ".join(
             f"{name} {dev.port} @{dev.baudrate}" for name, dev in self.serial.items()
         )
-        options = ", ".join(f"{k}={v}" for k, v in sorted(self.game_options.items()))
         sas = f"address {self.sas.address} on {self.sas.port}" if self.sas.enabled else "disabled"
         return [
             f"table {self.table.id} (asset {self.table.asset_number})",
@@ -224,10 +235,11 @@ class TableConfig:
             f"sas: {sas}",
             f"game: start {g.start_mode}, ${g.progressive_wager_cents / 100:g} progressive wager, "
             f"pay table {g.paytable}, ace-low straight {g.ace_low_straight}, joker flush "
-            f"{g.joker_flush}, side wager {'offered' if g.side_wager_offered else 'not offered'}"
-            + (f", {options}" if options else ""),
+            f"{g.joker_flush}, house way {g.house_way}, EZ pai gow "
+            f"{'on' if g.ez_pai_gow else 'off'}, side wager "
+            f"{'offered' if g.side_wager_offered else 'not offered'}",
             f"levels: {levels}",
-            f"bonus wagers: {', '.join(getattr(self.bonus, 'offered', ())) or 'none'}",
+            f"bonus wagers: {', '.join(self.bonus.offered if self.bonus else ()) or 'none'}",
             f"journal: {self.journal_path}",
             f"console: {self.console.socket if self.console.enabled else 'disabled'}",
             f"supervisors: {len(self.supervisors)} ({', '.join(sorted(self.supervisors))})",
@@ -235,23 +247,30 @@ class TableConfig:
 
 
 # ------------------------------------------------------------------------------------- helpers
+# The loader lists every problem of the file, so each `fsm.configread` reader's ConfigValueError
+# becomes one line of `ConfigError` and the key takes its default for the rest of the check.
 def _kind(value: object) -> str:
-    return f"{type(value).__name__} {value!r}"
+    return describe(value)
+
+
+def _collect(problems: list[str], default: T, read: Callable[[], T]) -> T:
+    try:
+        return read()
+    except ConfigValueError as exc:
+        problems.append(str(exc))
+        return default
 
 
 def _unknown(data: Mapping[str, Any], allowed: tuple[str, ...], where: str) -> list[str]:
-    return [
-        f"{where}.{key}: unknown key (allowed: {', '.join(allowed)})"
-        for key in data
-        if key not in allowed
-    ]
+    return [str(p) for p in unknown_keys(data, where, allowed)]
 
 
 def _table_of(value: object, where: str, problems: list[str]) -> Mapping[str, Any] | None:
-    if not isinstance(value, Mapping):
-        problems.append(f"{where}: must be a table ([{where}]), got {_kind(value)}")
-        return None
-    return value
+    return _collect(problems, None, lambda: table_value(value, where))
+
+
+def _reader(data: Mapping[str, Any], where: str, key: str) -> Reader:
+    return Reader(data, where, (key,), check=False)
 
 
 def _get_int(
@@ -263,31 +282,21 @@ def _get_int(
     hi: int,
     problems: list[str],
 ) -> int:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        problems.append(f"{where}.{key}: must be an integer {lo}..{hi}, got {_kind(value)}")
-        return default
-    return value
+    return _collect(
+        problems, default, lambda: _reader(data, where, key).integer(key, default, lo, hi)
+    )
 
 
 def _get_bool(
     data: Mapping[str, Any], key: str, where: str, default: bool, problems: list[str]
 ) -> bool:
-    value = data.get(key, default)
-    if not isinstance(value, bool):
-        problems.append(f"{where}.{key}: must be true or false, got {_kind(value)}")
-        return default
-    return value
+    return _collect(problems, default, lambda: _reader(data, where, key).boolean(key, default))
 
 
 def _get_str(
     data: Mapping[str, Any], key: str, where: str, default: str, problems: list[str]
 ) -> str:
-    value = data.get(key, default)
-    if not isinstance(value, str) or not value:
-        problems.append(f"{where}.{key}: must be a non-empty string, got {_kind(value)}")
-        return default
-    return value
+    return _collect(problems, default, lambda: _reader(data, where, key).string(key, default))
 
 
 def _delegate(
@@ -305,15 +314,9 @@ def _delegate(
     return None
 
 
-def _optional(module: str, name: str) -> Any:
-    """An attribute of a module that may not exist yet (components landing in parallel)."""
-    try:
-        return getattr(importlib.import_module(module), name, None)
-    except ImportError:
-        return None
-
-
 # ------------------------------------------------------------------------------------- sections
+
+
 def _parse_table(raw: object, problems: list[str]) -> TableSection:
     data = _table_of(raw, "table", problems)
     if data is None:
@@ -507,63 +510,29 @@ def _parse_supervisors(raw: object, problems: list[str]) -> dict[str, Supervisor
     return out
 
 
-def _parse_game_options(
-    data: Mapping[str, Any], problems: list[str]
-) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split ``[game]`` into what GameConfig reads and the table options validated here."""
-    known: frozenset[str] = getattr(GameConfig, "KEYS", frozenset())
-    for_game = {k: v for k, v in data.items() if k in known or k not in TABLE_GAME_OPTIONS}
-    extra = {k: v for k, v in data.items() if k not in known and k in TABLE_GAME_OPTIONS}
-    options: dict[str, Any] = {}
-    if "house_way" in extra:
-        way = extra["house_way"]
-        available = _optional("fsm.rules.houseway", "available")
-        names: list[str] = list(available()) if callable(available) else []
-        if not isinstance(way, str) or (names and way not in names):
-            problems.append(
-                f"game.house_way: must be one of {', '.join(names) or 'the shipped ways'}, "
-                f"got {_kind(way)}"
-            )
-        else:
-            options["house_way"] = way
-    if "ez_pai_gow" in extra:
-        ez = extra["ez_pai_gow"]
-        if not isinstance(ez, bool):
-            problems.append(f"game.ez_pai_gow: must be true or false, got {_kind(ez)}")
-        else:
-            options["ez_pai_gow"] = ez
-    return for_game, options
-
-
-def _parse_game(
-    raw: object, table: TableSection, problems: list[str]
-) -> tuple[GameConfig | None, dict[str, Any]]:
+def _parse_game(raw: object, table: TableSection, problems: list[str]) -> GameConfig | None:
+    """``[game]``: delegated to ``GameConfig.from_mapping``; the table's id comes from
+    ``[table]``."""
     data = _table_of(raw, "game", problems)
     if data is None:
-        return None, {}
-    for_game, options = _parse_game_options(data, problems)
+        return None
+    for_game = dict(data)
     if "table_id" in for_game:
         problems.append("game.table_id: set the table's id in [table] id, not in [game]")
         for_game.pop("table_id")
-    if "table_id" in getattr(GameConfig, "KEYS", ()):
-        for_game["table_id"] = table.id
-    game = _delegate(GameConfig.from_mapping, for_game, "game", problems)
-    return game, options
+    for_game["table_id"] = table.id
+    result: GameConfig | None = _delegate(GameConfig.from_mapping, for_game, "game", problems)
+    return result
 
 
-def _parse_bonus(raw: object, game: GameConfig | None, problems: list[str]) -> Any:
-    """``[bonus]``: delegated to ``fsm.rules.paytables.BonusConfig`` (which runs ``check_offered``);
-    then the offering must agree with the game options that enable the same wagers."""
-    build = _optional("fsm.rules.paytables", "BonusConfig")
-    if build is None:
-        problems.append(
-            "bonus: this build cannot validate bonus wagers (fsm.rules.paytables missing)"
-        )
-        return None
-    bonus = _delegate(build.from_mapping, raw, "bonus", problems)
+def _parse_bonus(raw: object, game: GameConfig | None, problems: list[str]) -> BonusConfig | None:
+    """``[bonus]``: delegated to ``fsm.rules.paytables.BonusConfig`` (which runs
+    ``check_offered``); then the offering must agree with the game options that enable the same
+    wagers."""
+    bonus: BonusConfig | None = _delegate(BonusConfig.from_mapping, raw, "bonus", problems)
     if bonus is None or game is None:
         return bonus
-    offered = set(getattr(bonus, "offered", ()))
+    offered = set(bonus.offered)
     pairs = (
         ("side-1-7", "side_wager.offered", game.side_wager_offered),
         ("three-card", "three_card_bonus", game.three_card_bonus),
@@ -591,7 +560,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     pins = _delegate(PinConfig.from_mapping, data.get("pins", {}), "pins", problems)
     serial = _parse_serial(data.get("serial", {}), problems)
     sas = _parse_sas(data.get("sas", {}), problems)
-    game, options = _parse_game(data["game"], table, problems) if "game" in data else (None, {})
+    game = _parse_game(data["game"], table, problems) if "game" in data else None
     bonus = _parse_bonus(data["bonus"], game, problems) if "bonus" in data else None
     journal = _parse_journal(data.get("journal", {}), problems)
     anchor, key_file = _parse_journal_files(data.get("journal", {}), problems)
@@ -611,7 +580,6 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         journal_key_file=key_file,
         web=web,
         supervisors=supervisors,
-        game_options=options,
         bonus=bonus,
         source=source,
         console=console,

@@ -166,14 +166,24 @@ def list_value(
     return tuple(item(v, key_path(key, i)) for i, v in enumerate(value))
 
 
+def unknown_keys(
+    data: Mapping[str, object], where: str, keys: Iterable[str]
+) -> list[ConfigValueError]:
+    """One problem per key of ``data`` (in the file's order) that is not one of ``keys``."""
+    allowed = tuple(keys)
+    listed = ", ".join(sorted(allowed))
+    return [
+        ConfigValueError(key_path(where, str(key)), f"unknown key (allowed: {listed})")
+        for key in data
+        if key not in allowed
+    ]
+
+
 def check_keys(data: Mapping[str, object], where: str, keys: Iterable[str]) -> None:
     """Refuse the first key (in the file's order) that is not one of ``keys``."""
-    allowed = tuple(keys)
-    for key in data:
-        if key not in allowed:
-            raise ConfigValueError(
-                key_path(where, str(key)), f"unknown key (allowed: {', '.join(sorted(allowed))})"
-            )
+    problems = unknown_keys(data, where, keys)
+    if problems:
+        raise problems[0]
 
 
 # ------------------------------------------------------------------------------------- reader
@@ -181,15 +191,19 @@ class Reader:
     """The typed getters of one table of the configuration at key path ``where``.
 
     ``keys`` are every key the component reads; any other key in ``data`` is refused when the
-    reader is made. A getter's ``default`` is returned when the key is absent (`REQUIRED`: the
+    reader is made (unless ``check=False``: a loader that lists every problem calls
+    `unknown_keys` itself). A getter's ``default`` is returned when the key is absent (`REQUIRED`: the
     key must be given). Asking for a key not declared is a bug of the component (KeyError).
     """
 
-    def __init__(self, data: object, where: str, keys: Iterable[str]) -> None:
+    def __init__(
+        self, data: object, where: str, keys: Iterable[str], *, check: bool = True
+    ) -> None:
         self.where = where
         self.keys = frozenset(keys)
         self.data = table_value(data, where) if where else _top_table(data)
-        check_keys(self.data, where, sorted(self.keys))
+        if check:  # check=False: the caller collects `unknown_keys` itself
+            check_keys(self.data, where, sorted(self.keys))
 
     def path(self, key: str) -> str:
         return key_path(self.where, key)

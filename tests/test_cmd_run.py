@@ -162,14 +162,14 @@ def test_the_real_table_draws_from_the_os_csprng_never_the_simulation_seed(
     from controller.service import rng
 
     config = load_config(write_config(tmp_path, *ptys))
-    owner, adapters, gpio = build_service(config, pin_mode="mock")
+    table = build_service(config, pin_mode="mock")
     try:
-        assert owner._draw is rng.draw_position
-        assert not isinstance(owner._draw, rng.SeededDraw)
+        assert table.owner._draw is rng.draw_position
+        assert not isinstance(table.owner._draw, rng.SeededDraw)
     finally:
-        for adapter in adapters:
+        for adapter in table.serial:
             adapter.stop()
-        gpio.close()
+        table.gpio.close()
 
 
 def test_a_noisy_serial_line_on_the_real_table_is_journaled_as_line_noise(tmp_path: Path) -> None:
@@ -184,12 +184,11 @@ def test_a_noisy_serial_line_on_the_real_table_is_journaled_as_line_noise(tmp_pa
     sim = SimulatedDevices(card_reading=True)
     shoe, shuffler = (os.path.realpath(p) for p in sim.start(seed=5, directory=str(tmp_path)))
     config = load_config(write_config(tmp_path, shoe, shuffler))  # /dev/pts/N: a device path
-    owner, adapters, gpio = build_service(config, pin_mode="mock")
+    table = build_service(config, pin_mode="mock")
+    owner = table.owner
     db = tmp_path / "journal.db"
     try:
-        for adapter in adapters:
-            adapter.start()
-        owner.start()
+        table.start()
         sim.inject("garbage")
         owner.post(Event("table_opened", {"supervisor": "ana"}))  # the shuffler is commanded
         deadline = time.monotonic() + 30
@@ -199,8 +198,6 @@ def test_a_noisy_serial_line_on_the_real_table_is_journaled_as_line_noise(tmp_pa
             codes = [d.get("code", "") for t, d in entry_rows(db) if t == "fault_raised"]
         assert "LINE_NOISE" in codes
     finally:
-        owner.stop()
-        for adapter in adapters:
-            adapter.stop()
-        gpio.close()
+        table.stop()
+        table.gpio.close()
         sim.stop()

@@ -175,7 +175,7 @@ def test_the_section_path_given_by_the_caller_prefixes_the_message() -> None:
 
 
 def test_a_section_that_is_not_a_table_is_refused() -> None:
-    with pytest.raises(ValueError, match=r"^pins: expected a table"):
+    with pytest.raises(ValueError, match=r"^pins: must be a table, got list"):
         PinConfig.from_mapping([2, 3], where="pins")  # type: ignore[arg-type]
 
 

@@ -132,7 +132,8 @@ def test_the_service_builds_its_inputs_unarmed_so_an_edge_before_the_owner_is_ha
     """controller/cli/run.py used to arm the callbacks before the owner existed: a lock-out
     held during a restart then raised IndexError on lgpio's thread and killed every input."""
     config = run_cli.load_config(write_config(tmp_path, *ptys))
-    owner, serial, gpio = run_cli.build_service(config, "mock")
+    table = run_cli.build_service(config, "mock")
+    owner, gpio = table.owner, table.gpio
     try:
         pin = gpio.lockout._button.pin
         pin.drive_low()  # no owner thread yet: nothing may be posted, nothing may raise
@@ -140,7 +141,7 @@ def test_the_service_builds_its_inputs_unarmed_so_an_edge_before_the_owner_is_ha
         assert owner.wait_idle(0), "an edge was posted to an owner that does not run"
         assert gpio.lockout._button.when_activated is None
     finally:
-        for device in serial:
+        for device in table.serial:
             device.stop()
         gpio.close()
 
@@ -159,10 +160,7 @@ def test_the_service_exits_for_a_restart_when_lgpios_callback_thread_is_dead(
     class Owner:
         def post(self, event: Event) -> None: ...
 
-    class Gpio:
-        sign = None
-
-    watch = run_cli._Watch(Owner(), Gpio())
+    watch = run_cli._Watch(Owner())
     assert watch.check() is False
     assert watch.failure == "lgpio's callback thread died: no input would be seen"
     monkeypatch.setitem(sys.modules, "lgpio", None)

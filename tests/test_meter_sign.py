@@ -355,7 +355,7 @@ def test_the_simulated_table_shows_its_meter_on_the_simulated_chain(tmp_path: Pa
     from controller.sim.simulate import build_service, load_sim_config, play
 
     service = build_service(load_sim_config(None), tmp_path / "sim.db", 4)
-    service.owner.start()
+    service.start()
     try:
         assert play(service, 1, threading.Event(), None) == 0
         service.owner.wait_idle(10)

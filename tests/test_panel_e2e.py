@@ -18,7 +18,7 @@ from controller.sim.simulate import Service, build_service, load_sim_config
 @pytest.fixture
 def service(tmp_path: Path) -> Iterator[Service]:
     svc = build_service(load_sim_config(None), tmp_path / "panel.db", seed=4)
-    svc.owner.start()
+    svc.start()
     try:
         yield svc
     finally:

@@ -113,7 +113,7 @@ def test_rng_and_outputs_are_repaired_after_a_stop_mid_round(tmp_path: Path) -> 
     the committed state: the next run completes it without voiding anything."""
     db = tmp_path / "j.db"
     service = build_service(load_sim_config(None), db, 3)
-    service.owner.start()
+    service.start()
     snap = service.owner.public
     while snap.state != "Open_LockedOut":  # play up to the lock-out of round 1
         if service.director.act(snap) is None:

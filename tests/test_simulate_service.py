@@ -96,7 +96,7 @@ def test_stop_leaves_lights_off_and_display_blank_on_the_pins(tmp_path: Path) ->
     """The safe state is read back from the MockFactory output pins themselves."""
     db = tmp_path / "safe.db"
     service = build_service(load_sim_config(None), db, 4)
-    service.owner.start()
+    service.start()
     try:
         assert play(service, 1, threading.Event(), None) == 0
         snap = service.owner.public

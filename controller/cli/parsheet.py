@@ -122,8 +122,8 @@ def _plan(args: argparse.Namespace) -> _Plan:
         plan.levels = ps.progressive_levels(g.levels)
         plan.meter = min(g.levels[0].initial_cents, g.levels[0].reset_cents)
         plan.wager = g.progressive_wager_cents
-        plan.way = str(config.game_options.get("house_way", "reference"))
-        plan.ez = bool(config.game_options.get("ez_pai_gow", False))
+        plan.way = g.house_way
+        plan.ez = g.ez_pai_gow
         bonus = config.bonus
         if bonus is not None:
             plan.royal_match = bonus.royal_match

@@ -1,17 +1,17 @@
 """``tablectl run --config PATH``: the table service on real hardware (the systemd ExecStart).
 
-Responsible for wiring one table from its configuration: the lgpio pin factory on the header's
-GPIO chip (found by its label or ``pins.gpio_chip``, set explicitly, never a fallback), the GPIO
-devices (claimed first, their inputs armed only once the owner thread runs), the shoe and shuffler
-adapters on their serial ports, the device adapter and the owner thread with the UTC clock and the
-OS CSPRNG, the meter sign's reader (`controller.service.meter_sign`), and the supervisor console
-on its socket (``[console]``, `controller.console.server`); for watching lgpio's callback thread
-(dead: exit 1, so systemd restarts) and the clock's synchronisation; for running until
-SIGTERM / SIGINT and then stopping cleanly (the owner finishes the event in hand, puts the table in
-the safe state and closes the journal); and for saying clearly what is missing when the service
-cannot start. Exit codes: 0 stopped by a signal; 1 the owner failed while running; 2 the
-configuration is invalid (systemd must not restart: RestartPreventExitStatus=2); 3 the hardware or
-the journal cannot be opened (systemd retries).
+Responsible for choosing the Pi's parts for the one wiring path (`controller.service.wiring`,
+which builds the GPIO devices, claimed first and armed only once the owner thread runs, the
+serial adapters, the device adapter, the owner, the meter sign's reader): the lgpio pin factory
+on the header's GPIO chip (found by its label or ``pins.gpio_chip``, set explicitly, never a
+fallback), the configured serial ports, the UTC clock and the OS CSPRNG, and the supervisor
+console on its socket (``[console]``, `controller.console.server`); for watching lgpio's
+callback thread (dead: exit 1, so systemd restarts) and the clock's synchronisation; for running
+until SIGTERM / SIGINT and then stopping cleanly (the owner finishes the event in hand, puts the
+table in the safe state and closes the journal); and for saying clearly what is missing when the
+service cannot start. Exit codes: 0 stopped by a signal; 1 the owner failed while running; 2 the
+configuration is invalid (systemd must not restart: RestartPreventExitStatus=2); 3 the hardware
+or the journal cannot be opened (systemd retries).
 
 Must never: fall back to another pin factory, use the simulation's seeded draw or scripted
 people, hold a game rule, or touch the journal other than through the owner.
@@ -31,6 +31,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from controller.config import ConfigError, TableConfig, load_config
+from controller.service.wiring import ConsoleAttachment, FloorAttachment, Parts, Table, wire
 from fsm.round.events import Event
 
 log = logging.getLogger("tablectl.run")
@@ -110,8 +111,6 @@ def check_environment(
                 "service runs without the supervisor console (systemd's RuntimeDirectory=paigow "
                 "creates /run/paigow)"
             )
-    if config.web.enabled and not _module_available("controller.web"):
-        warnings.append("web: the status page is not part of this build")
     return Readiness(fatal, warnings, info)
 
 
@@ -205,85 +204,44 @@ class _Signals:
             signal.signal(sig, handler)
 
 
-def build_service(config: TableConfig, pin_mode: str = "pi") -> tuple[Any, list[Any], Any]:
-    """The owner (not started), the serial adapters to start and the GPIO table, wired as
-    DESIGN.md says."""
-    from controller.service.devices import InputPort, TableDevices
-    from controller.service.owner import Owner
+def build_service(config: TableConfig, pin_mode: str = "pi") -> Table:
+    """The table wired by `controller.service.wiring` (nothing started) on the Pi's parts: the
+    lgpio pin factory on the header's chip (MockFactory only with the hidden bench option), the
+    input glitch filter of ``pins.glitch_filter_ms``, the configured serial ports, the OS CSPRNG
+    draw and the UTC clock, effects logged. The inputs are claimed now and armed by
+    `Table.start` once the owner runs."""
     from drivers.gpio.devices import DebounceTimes
     from drivers.gpio.factory import make_pin_factory
-    from drivers.gpio.table import build_gpio_table
-    from drivers.serial.shoe import ReferenceShoe
-    from drivers.serial.shuffler import ReferenceShuffler
-    from fsm.round.machine import RoundMachine
 
-    owner_box: list[Any] = []
-
-    def post(event: Any) -> None:
-        owner_box[0].post(event)
-
-    port = InputPort(post)
     factory = make_pin_factory("mock" if pin_mode == "mock" else "pi", chip=config.pins.gpio_chip)
-    # claimed now, armed once the owner runs (run() calls gpio.arm() after owner.start())
     glitch = DebounceTimes(glitch_s=config.pins.glitch_filter_ms / 1000)
-    gpio = build_gpio_table(config.pins, factory, port, debounce=glitch, arm=False)
-    shoe = ReferenceShoe.open(config.serial["shoe"].driver, port)
-    shuffler = ReferenceShuffler.open(config.serial["shuffler"].driver, port)
-    port.watch_lines({"shoe": shoe.link_status, "shuffler": shuffler.link_status})
-    devices = TableDevices(gpio, shuffler, shoe, notice=_log_notice)
-    game = config.game
-
-    def make_machine(snapshot: Any) -> RoundMachine:
-        return RoundMachine(game) if snapshot is None else RoundMachine.restore(game, snapshot)
-
-    from controller.journal.lock import owner_journal_options
-
-    owner = Owner(
-        config.journal_path,
-        make_machine,
-        devices,
-        **owner_journal_options(config),
-    )
-    owner_box.append(owner)
-    return owner, [shoe, shuffler], gpio
+    parts = Parts(pin_factory=factory, debounce=glitch, notice=_log_notice)
+    return wire(config, config.journal_path, parts)
 
 
-def start_console(config: TableConfig, owner: Any, err: TextIO, path: Any = None) -> Any:
-    """Start the supervisor console on ``path`` (default: the config's ``[console] socket``);
-    None, with a message on ``err``, when it is disabled or its socket cannot be made (the table
-    still runs: the panel covers opening, closing, hits and faults)."""
-    if not config.console.enabled:
+def attach_console(table: Table, path: Any = None) -> ConsoleAttachment | None:
+    """The supervisor console on ``path`` (default: the config's ``[console] socket``), added to
+    the table's attachments; None when ``[console]`` disables it."""
+    if not table.config.console.enabled:
         return None
-    from controller.console.server import ConsoleServer
-
-    console = ConsoleServer(owner, config.supervisors, path or config.console.socket)
-    try:
-        console.start()
-    except OSError as exc:
-        print(
-            f"warning: supervisor console not started: {exc.strerror or exc} ({console.path})",
-            file=err,
-        )
-        return None
+    console = ConsoleAttachment(table.config, path or table.config.console.socket)
+    table.attach(console)
     return console
 
 
 class _Watch:
     """What the main loop watches besides the owner: lgpio's callback thread (dead: every input
-    is dead, so the service exits and systemd restarts it), the meter sign's reader, and the
-    clock's synchronisation (journaled once as ``device_recovered {device: clock}``)."""
+    is dead, so the service exits and systemd restarts it) and the clock's synchronisation
+    (journaled once as ``device_recovered {device: clock}``). The meter sign's reader is a wiring
+    attachment (`controller.service.wiring.SignAttachment`)."""
 
-    def __init__(self, owner: Any, gpio: Any) -> None:
-        from controller.service.meter_sign import SignReader
+    def __init__(self, owner: Any) -> None:
         from controller.service.timesync import clock_synchronised
 
         self._owner = owner
         self._synced = clock_synchronised
         self._clock_ok = clock_synchronised()
         self.failure: str | None = None
-        self.sign = None if gpio.sign is None else SignReader(owner, gpio.sign)
-        if self.sign is not None:
-            self.sign.start()
 
     def check(self) -> bool:
         from drivers.gpio.factory import callback_thread_alive
@@ -295,10 +253,6 @@ class _Watch:
             self._clock_ok = True
             self._owner.post(Event("device_recovered", {"device": "clock", "code": "TIME_SYNC"}))
         return True
-
-    def stop(self) -> None:
-        if self.sign is not None:
-            self.sign.stop()
 
 
 def _log_notice(effect: Any) -> None:
@@ -345,31 +299,31 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
     signals.install()
     try:
         try:
-            owner, serial_devices, gpio = build_service(config, args.pin_factory)
+            table = build_service(config, args.pin_factory)
         except Exception as exc:  # PinFactoryError, a port or pin that cannot be claimed
             print(f"run: cannot start: {type(exc).__name__}: {exc}", file=sys.stderr)
             return EXIT_UNAVAILABLE
+        console = attach_console(table)
+        table.attach(FloorAttachment(config, config.journal_path))  # [sas]: the floor link
+        owner = table.owner
         try:
-            owner.start()
+            table.start()  # owner, adapters, inputs armed, sign reader, console
         except Exception as exc:  # JournalError: wrong table, damaged file
             print(f"run: cannot start: {type(exc).__name__}: {exc}", file=sys.stderr)
-            for device in serial_devices:
-                device.stop()
             return EXIT_UNAVAILABLE
-        for device in serial_devices:
-            device.start()
-        gpio.arm()  # inputs only now that the owner runs (an edge before would have no owner)
-        for event in gpio.held_switch_events():  # a key already on at power-up posts no edge
-            owner.post(event)
-        watch = _Watch(owner, gpio)
-        console = start_console(config, owner, sys.stderr)
-        from controller.floor.service import start_floor
-
-        floor = start_floor(config, owner, config.journal_path)  # [sas]: the floor link
+        if console is not None and console.error is not None:
+            error = console.error
+            print(
+                f"warning: supervisor console not started: {error.strerror or error} "
+                f"({console.path})",
+                file=sys.stderr,
+            )
+        watch = _Watch(owner)
+        served = console is not None and console.server is not None
         print(
             f"table {config.table.id}: running, journal {config.journal_path} "
             f"(entries {owner.public.seq}, state {owner.public.state}), supervisor console "
-            f"{console.path if console is not None else 'off'}",
+            f"{console.path if served and console is not None else 'off'}",
             file=out,
             flush=True,
         )
@@ -379,12 +333,7 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
             if not watch.check():
                 print(f"run: {watch.failure}; exiting so systemd restarts", file=sys.stderr)
                 break
-        watch.stop()
-        if console is not None:
-            console.stop()
-        if floor is not None:
-            floor.stop()
-        owner.stop()
+        table.stop()
         if watch.failure is not None:
             return EXIT_OWNER_FAILED
         if owner.exit_error is not None:

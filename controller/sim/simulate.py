@@ -1,14 +1,15 @@
-"""The controller on a simulated table: the same owner, machine, journal and device adapter as on
-the Pi, with gpiozero's MockFactory pins, simulated shoe and shuffler and scripted people.
+"""The controller on a simulated table: the same wiring (`controller.service.wiring`), owner,
+machine, journal and device adapter as on the Pi, with gpiozero's MockFactory pins, simulated shoe
+and shuffler and scripted people.
 
-`build_service` wires one table (owner thread, devices, input port); `run_headless` plays until
-the journal holds N completed rounds (entries ``round_completed``), then stops (or lingers until
-SIGTERM); `run_service` plays until SIGTERM / Ctrl-C, printing one status line per round, with
-the supervisor console (`controller.console.server`) on a socket beside the journal so a trainer can
-act as supervisor (`TrainerHold`: the scripted people leave a table the trainer closed alone). Both
-resume from whatever the journal holds: a run killed at any instant and started again ends with
-exactly N rounds. Simulation only: the seeded draw source and the scripted people must never be
-wired into ``tablectl run``; this module holds no game rule.
+`build_service` wires one table through `wire` with the simulation's `Parts`; `run_headless`
+plays until the journal holds N completed rounds (entries ``round_completed``), then stops (or
+lingers until SIGTERM); `run_service` plays until SIGTERM / Ctrl-C, printing one status line per
+round, with the supervisor console (`controller.console.server`, a wiring attachment) on a socket
+beside the journal so a trainer can act as supervisor (`TrainerHold`: the scripted people leave a
+table the trainer closed alone). Both resume from whatever the journal holds: a run killed at any
+instant and started again ends with exactly N rounds. Simulation only: the seeded draw source and
+the scripted people must never be wired into ``tablectl run``; this module holds no game rule.
 """
 
 from __future__ import annotations
@@ -27,11 +28,10 @@ from types import FrameType
 from typing import Any, Protocol, TextIO
 
 from controller.config import SIMULATED_TABLE, TableConfig, load_config
-from controller.journal.lock import owner_journal_options
 from controller.service.devices import InputPort, TableDevices
-from controller.service.meter_sign import SignReader
 from controller.service.owner import Owner, PublicSnapshot, utc_now_ms
 from controller.service.rng import SeededDraw
+from controller.service.wiring import ConsoleAttachment, FloorAttachment, Parts, Table, wire
 from controller.sim.actors import WAITING_STATES, Director
 from controller.sim.faults import FaultPlan, parse_faults
 from controller.sim.table import (
@@ -42,8 +42,6 @@ from controller.sim.table import (
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.max7219 import SimulatedChain
-from drivers.gpio.table import build_gpio_table
-from fsm.round.machine import RoundMachine
 
 #: A device-waiting state with no new commit for this long gets a supervisor's fault (s).
 STALL_S = 3.0
@@ -57,23 +55,32 @@ NO_BOUNCE = DebounceTimes(button_s=0.0, chip_s=0.0, shaker_s=0.0)
 
 @dataclass
 class Service:
-    """One wired table: the owner thread and what the scripted people drive."""
+    """One wired simulated table (`controller.service.wiring.Table`) and what the scripted
+    people drive."""
 
     config: TableConfig
-    owner: Owner
-    devices: TableDevices
+    table: Table
     pins: MockPins
     director: Director
     plan: FaultPlan
     faults: PtyFaults
     sim: Any = None  # the pty simulators; None once closed
-    sign: SignReader | None = None  # the meter sign's reader (controller.service.meter_sign)
+
+    @property
+    def owner(self) -> Owner:
+        return self.table.owner
+
+    @property
+    def devices(self) -> TableDevices:
+        return self.table.devices
+
+    def start(self) -> None:
+        """Start the table (`Table.start`: owner, adapters, inputs, attachments)."""
+        self.table.start()
 
     def close(self) -> None:
-        """Stop the pty simulators (after the owner stopped and closed the adapters)."""
-        if self.sign is not None:
-            self.sign.stop()
-            self.sign = None
+        """Stop the table, then the pty simulators."""
+        self.table.stop()
         if self.sim is not None:
             self.sim.stop()
             self.sim = None
@@ -87,29 +94,34 @@ def seed_int(seed: int | str) -> int:
     return int(text) if text.lstrip("-").isdigit() else zlib.crc32(text.encode("utf-8"))
 
 
-def _pty_devices(
-    config: TableConfig, seed: int, port: InputPort, deck_path: Path
-) -> tuple[Any, Any, Any]:
-    """Start the shoe and shuffler simulators on ptys and the real adapters on them, their
-    lines watched for noise like a real table's."""
-    from drivers.serial.shoe import ReferenceShoe
-    from drivers.serial.shuffler import ReferenceShuffler
-    from drivers.sim.bench import SimulatedDevices
+class PtySerial:
+    """The simulation's serial ports (`Parts.open_serial`): the shoe and shuffler simulators on
+    pseudo-terminals and the real adapters opened on them, the cards kept in the shoe across a
+    restart (``deck_path``)."""
 
-    sim = SimulatedDevices(card_reading=config.game.card_reading_shoe)
-    sim.deck = PersistentDeck(deck_path)  # the cards stay in the shoe across a restart
-    sim.shoe_logic.deck = sim.deck
-    ports = deck_path.with_name(deck_path.name.replace(".sim-shoe.json", ".sim-ports"))
-    ports.mkdir(exist_ok=True)  # beside the journal: nothing left in /tmp after a SIGKILL
-    shoe_path, shuffler_path = sim.start(seed=seed, directory=str(ports))
-    shoe_cfg = config.serial["shoe"].driver
-    shoe_cfg = replace(shoe_cfg, port=replace(shoe_cfg.port, path=shoe_path))
-    shuffler_cfg = config.serial["shuffler"].driver
-    shuffler_cfg = replace(shuffler_cfg, port=replace(shuffler_cfg.port, path=shuffler_path))
-    shoe = ReferenceShoe.open(shoe_cfg, port)
-    shuffler = ReferenceShuffler.open(shuffler_cfg, port)
-    port.watch_lines({"shoe": shoe.link_status, "shuffler": shuffler.link_status})
-    return sim, shoe, shuffler
+    def __init__(self, seed: int, deck_path: Path) -> None:
+        self.seed = seed
+        self.deck_path = deck_path
+        self.sim: Any = None
+
+    def __call__(self, config: TableConfig, port: InputPort) -> tuple[Any, Any]:
+        from drivers.serial.shoe import ReferenceShoe
+        from drivers.serial.shuffler import ReferenceShuffler
+        from drivers.sim.bench import SimulatedDevices
+
+        sim = SimulatedDevices(card_reading=config.game.card_reading_shoe)
+        sim.deck = PersistentDeck(self.deck_path)  # the cards stay in the shoe across a restart
+        sim.shoe_logic.deck = sim.deck
+        name = self.deck_path.name.replace(".sim-shoe.json", ".sim-ports")
+        ports = self.deck_path.with_name(name)
+        ports.mkdir(exist_ok=True)  # beside the journal: nothing left in /tmp after a SIGKILL
+        shoe_path, shuffler_path = sim.start(seed=self.seed, directory=str(ports))
+        self.sim = sim
+        shoe_cfg = replace(config.shoe, port=replace(config.shoe.port, path=shoe_path))
+        shuffler_cfg = replace(
+            config.shuffler, port=replace(config.shuffler.port, path=shuffler_path)
+        )
+        return ReferenceShoe.open(shoe_cfg, port), ReferenceShuffler.open(shuffler_cfg, port)
 
 
 def build_service(
@@ -120,50 +132,34 @@ def build_service(
     *,
     now_ms: Callable[[], int] = utc_now_ms,
 ) -> Service:
-    """Wire a simulated table around a new owner (not started): the shoe and shuffler
-    simulators on pseudo-terminals behind the real serial adapters (issue 4), the real GPIO
-    drivers on MockFactory pins."""
+    """Wire a simulated table through `controller.service.wiring` (nothing started) on the
+    simulation's parts: MockFactory pins without bounce filters, the MAX7219 chain simulated in
+    memory, the shoe and shuffler simulators on pseudo-terminals behind the real serial
+    adapters, the seeded draw; the scripted people drive the mock pins."""
     plan = FaultPlan(parse_faults(fault_spec))
-    owner_box: list[Owner] = []
-
-    def post(event: Any) -> None:
-        owner_box[0].post(event)
-
     factory = make_pin_factory("mock")
-    port = InputPort(post)
-    deck_path = db.with_name(db.name + ".sim-shoe.json")
-    sim, shoe, shuffler = _pty_devices(config, seed_int(seed), port, deck_path)
-    faults = PtyFaults(sim, plan)
-    try:
-        # the MAX7219 chain (1-7 digit, meter sign) as a simulated chip chain the page can read
-        chain = SimulatedChain(config.pins.spi_chips) if config.pins.uses_spi else None
-        gpio = build_gpio_table(config.pins, factory, port, debounce=NO_BOUNCE, spi=chain)
-    except BaseException:
-        sim.stop()
-        raise
-    table = TableDevices(gpio, shuffler, shoe)
-    game = config.game
-
-    def make_machine(snapshot: Any) -> RoundMachine:
-        return RoundMachine(game) if snapshot is None else RoundMachine.restore(game, snapshot)
-
-    owner = Owner(
-        db,
-        make_machine,
-        table,
-        now_ms=now_ms,
+    serial = PtySerial(seed_int(seed), db.with_name(db.name + ".sim-shoe.json"))
+    # the MAX7219 chain (1-7 digit, meter sign) as a simulated chip chain the page can read
+    chain = SimulatedChain(config.pins.spi_chips) if config.pins.uses_spi else None
+    parts = Parts(
+        pin_factory=factory,
+        open_serial=serial,
         draw=SeededDraw(seed),
-        **owner_journal_options(config),
+        now_ms=now_ms,
+        debounce=NO_BOUNCE,
+        spi=chain,
+        post_held_switches=False,
     )
-    owner_box.append(owner)
+    try:
+        table = wire(config, db, parts)
+    except BaseException:
+        if serial.sim is not None:
+            serial.sim.stop()
+        raise
+    faults = PtyFaults(serial.sim, plan)
     pins = MockPins(factory, config.pins, chain)
-    sign = None if gpio.sign is None else SignReader(owner, gpio.sign)
-    if sign is not None:
-        sign.start()  # shows the meters from the owner's first publication on
-    director = Director(port, pins, seed, game.table.line_names)
-    shoe.start()
-    shuffler.start()
-    return Service(config, owner, table, pins, director, plan, faults, sim, sign)
+    director = Director(table.port, pins, seed, config.game.table.line_names)
+    return Service(config, table, pins, director, plan, faults, serial.sim)
 
 
 # ``make run``: a demonstration / training pace: a pause after each scripted action.
@@ -359,10 +355,10 @@ def run_headless(
     service = build_service(config, db, seed, fault_spec)
     stopper = _Stop()
     stopper.install()
-    floor = None
+    floor = _attach_floor(service, db, sas_link)
     try:
-        service.owner.start()
-        floor = _start_floor(service, db, sas_link, out)
+        service.start()
+        _floor_note(floor, out)
         code = play(service, rounds, stopper, out)
         snap = service.owner.public
         if out:
@@ -377,23 +373,24 @@ def run_headless(
             stopper.wait()
         return code
     finally:
-        if floor is not None:
-            floor.stop()
-        service.owner.stop()
         service.close()
         stopper.restore()
 
 
-def _start_floor(service: Service, db: Path, sas_link: Path | None, out: TextIO | None) -> Any:
-    """The floor link on a pty whose host side is symlinked at ``sas_link`` (None: no link)."""
+def _attach_floor(service: Service, db: Path, sas_link: Path | None) -> FloorAttachment | None:
+    """The floor link on a pty whose host side is symlinked at ``sas_link`` (None: no link), as
+    an attachment of the table (started with it)."""
     if sas_link is None:
         return None
-    from controller.floor.service import start_floor
-
-    floor = start_floor(service.config, service.owner, db, Path(sas_link))
-    if out is not None and floor is not None:
-        print(f"SAS link: {sas_link} -> {floor.transport.description}", file=out, flush=True)
+    floor = FloorAttachment(service.config, db, Path(sas_link))
+    service.table.attach(floor)
     return floor
+
+
+def _floor_note(floor: FloorAttachment | None, out: TextIO | None) -> None:
+    if out is not None and floor is not None and floor.floor is not None:
+        link = floor.floor.transport.description
+        print(f"SAS link: {floor.link_path} -> {link}", file=out, flush=True)
 
 
 def run_service(
@@ -410,37 +407,31 @@ def run_service(
     """The simulated table until SIGTERM / Ctrl-C at a pace a person can follow (``pace_s``
     after each action of the scripted people), one status line per state, with the supervisor
     console on ``console_socket`` (default: beside the journal)."""
-    from controller.console.server import ConsoleServer
-
     config = load_sim_config(config_path)
     path = Path(db) if db is not None else config.journal_path
     service = build_service(config, path, seed, fault_spec)
     stopper = _Stop()
     stopper.install()
     hold = TrainerHold()
-    console: ConsoleServer | None = None
-    floor = None
+    floor = _attach_floor(service, path, sas_link)
+    console: ConsoleAttachment | None = None
+    if config.console.enabled:
+        socket_path = console_socket or console_socket_path(path)
+        console = ConsoleAttachment(config, socket_path, on_request=hold.on_request)
+        service.table.attach(console)
     try:
-        service.owner.start()
-        floor = _start_floor(service, path, sas_link, out)
+        service.start()
+        _floor_note(floor, out)
         snap = service.owner.public
         console_note = "supervisor console disabled"
-        if config.console.enabled:
-            socket_path = console_socket or console_socket_path(path)
-            console = ConsoleServer(
-                service.owner, config.supervisors, socket_path, on_request=hold.on_request
+        if console is not None and console.server is None:
+            console_note = f"supervisor console not started: {console.error}"
+        elif console is not None:
+            names = ", ".join(sorted(config.supervisors))
+            console_note = (
+                f"supervisor console: tablectl console --socket {console.path} "
+                f"--supervisor ID REQUEST (supervisors: {names})"
             )
-            try:
-                console.start()
-            except OSError as exc:
-                console_note = f"supervisor console not started: {exc}"
-                console = None
-            else:
-                names = ", ".join(sorted(config.supervisors))
-                console_note = (
-                    f"supervisor console: tablectl console --socket {socket_path} "
-                    f"--supervisor ID REQUEST (supervisors: {names})"
-                )
         print(
             f"simulated table {config.table.id}: journal {path}, {snap.rounds_completed} rounds "
             f"so far; {console_note}; Ctrl-C to stop",
@@ -449,13 +440,8 @@ def run_service(
         )
         return play(service, None, stopper, out, status_lines=True, pace_s=pace_s, hold=hold)
     finally:
-        if console is not None:
-            console.stop()
-            if console.path.parent.name.startswith(_CONSOLE_TEMP_PREFIX):
-                with contextlib.suppress(OSError):
-                    console.path.parent.rmdir()
-        if floor is not None:
-            floor.stop()
-        service.owner.stop()
         service.close()
+        if console is not None and console.path.parent.name.startswith(_CONSOLE_TEMP_PREFIX):
+            with contextlib.suppress(OSError):
+                console.path.parent.rmdir()
         stopper.restore()

@@ -43,6 +43,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Literal, cast, get_args
 
+from fsm.configread import Reader, describe
+
 ACCEPTOR_COUNT = 6
 FIRST_HEADER_PIN = 2
 LAST_HEADER_PIN = 27
@@ -123,16 +125,8 @@ class PinConfig:
         Raises ValueError whose message starts with the full key path, e.g.
         ``pins.acceptor_sensors[2]: pin 14 is reserved for the SAS UART``.
         """
-        if not isinstance(data, Mapping):
-            raise ValueError(f"{where}: expected a table of pin numbers, got {_kind(data)}")
-        allowed = [f.name for f in fields(cls)]
-        for key in data:
-            if key not in allowed:
-                raise ValueError(
-                    f"{where}.{key}: unknown key (allowed: {', '.join(allowed)})"
-                    if isinstance(key, str)
-                    else f"{where}: keys must be strings, got {key!r}"
-                )
+        # fsm.configread: a table with string keys, every key one of the fields
+        data = Reader(data, where, [f.name for f in fields(cls)]).data
         d = cls()
 
         def one(name: str, fallback: int) -> int:
@@ -249,7 +243,7 @@ class PinConfig:
 
 
 def _kind(value: object) -> str:
-    return f"{type(value).__name__} {value!r}"
+    return describe(value)
 
 
 def _choice(

@@ -11,19 +11,22 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar, Self
 
 from drivers.serial import faults, protocol
 from drivers.serial.link import (
     Acked,
     Delivered,
+    LinkConfig,
     LinkEvent,
     PeerAlive,
     PeerSilent,
     PeerSynced,
     SendFailed,
 )
-from drivers.serial.port import Transport
+from drivers.serial.port import PortConfig, Transport
+from fsm.configread import Reader
 from fsm.round.events import JSON, Event
 
 Post = Callable[[Event], None]
@@ -37,26 +40,42 @@ class _Request:
     args: tuple[int, ...] = ()
 
 
-def positive_seconds(data: Mapping[str, object], key: str, where: str, default: float) -> float:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-        raise ValueError(f"{where}.{key}: expected a positive number of seconds, got {value!r}")
-    return float(value)
+@dataclass(frozen=True)
+class DeviceConfig:
+    """What the shoe's and the shuffler's sections share: the port, the link timing, the status
+    answer timeout and the answer timeout of the device's own command (``ANSWER``: the key and
+    its default, e.g. ``dispense_timeout`` 30 s), all in seconds. A subclass names its device,
+    its default port and its command; ``from_mapping`` reads every key with `fsm.configread`."""
 
+    DEVICE: ClassVar[str] = "device"
+    DEFAULT_PATH: ClassVar[str] = "/dev/paigow-device"
+    ANSWER: ClassVar[tuple[str, float]] = ("answer_timeout", 1.0)
 
-def known_keys(data: Mapping[str, object], where: str, known: set[str]) -> None:
-    """A device section's keys must all be known: a misspelt key is an error, never a default."""
-    for key in data:
-        if key not in known:
-            raise ValueError(f"{where}.{key}: unknown key (allowed: {', '.join(sorted(known))})")
+    port: PortConfig = field(default_factory=lambda: PortConfig("/dev/paigow-device"))
+    link: LinkConfig = field(default_factory=LinkConfig)
+    status_timeout: float = 1.0
 
+    @classmethod
+    def from_mapping(cls, data: Mapping[str, object], where: str) -> Self:
+        """``[serial.<device>]`` without its ``model`` (the controller picks the adapter)."""
+        answer, default = cls.ANSWER
+        r = Reader(data, where, ("port", "link", "status_timeout", answer))
+        port = dict(r.mapping("port"))
+        port.setdefault("path", cls.DEFAULT_PATH)
+        return cls(
+            port=PortConfig.from_mapping(port, r.path("port")),
+            link=LinkConfig.from_mapping(r.mapping("link"), r.path("link")),
+            status_timeout=r.seconds("status_timeout", 1.0),
+            **{answer: r.seconds(answer, default)},
+        )
 
-def section(data: Mapping[str, object], key: str, where: str) -> Mapping[str, object]:
-    """The sub-table ``key`` of a device section (empty when absent)."""
-    value = data.get(key, {})
-    if not isinstance(value, Mapping):
-        raise ValueError(f"{where}.{key}: expected a table")
-    return value
+    def answer_timeouts(self) -> dict[str, float]:
+        """Request kind -> seconds to wait for its answer (``status`` and the device's command)."""
+        answer = self.ANSWER[0]
+        return {
+            "status": self.status_timeout,
+            answer.removesuffix("_timeout"): getattr(self, answer),
+        }
 
 
 class DeviceAdapter:

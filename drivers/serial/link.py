@@ -32,6 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from drivers.serial.frame import MAX_PAYLOAD, Frame, FrameParser, encode_frame
+from fsm.configread import Reader
 
 ACK = 0x00
 NAK = 0x01
@@ -43,17 +44,6 @@ _SYNC_LEN = struct.calcsize(_SYNC_FORMAT)
 FIRST_APP_TYPE = 0x10
 
 _SEQ_WINDOW = 128
-
-
-def _number(
-    data: Mapping[str, object], key: str, where: str, default: float, *, lo: float
-) -> float:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ValueError(f"{where}.{key}: expected a number of seconds, got {value!r}")
-    if value < lo:
-        raise ValueError(f"{where}.{key}: {value} is below the minimum {lo}")
-    return float(value)
 
 
 @dataclass(frozen=True)
@@ -70,45 +60,26 @@ class LinkConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], where: str) -> LinkConfig:
-        known = {
-            "ack_timeout",
-            "max_retries",
-            "heartbeat_interval",
-            "silence_timeout",
-            "idle_flush",
-            "nak_holdoff",
-            "queue_limit",
-        }
-        for key in data:
-            if key not in known:
-                raise ValueError(
-                    f"{where}.{key}: unknown key (allowed: {', '.join(sorted(known))})"
-                )
+        keys = (
+            "ack_timeout", "max_retries", "heartbeat_interval", "silence_timeout", "idle_flush",
+            "nak_holdoff", "queue_limit",
+        )  # fmt: skip
+        r = Reader(data, where, keys)
         d = cls()
-        retries = data.get("max_retries", d.max_retries)
-        if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 20:
-            raise ValueError(f"{where}.max_retries: expected an integer 0..20, got {retries!r}")
-        limit = data.get("queue_limit", d.queue_limit)
-        if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= 1000:
-            raise ValueError(f"{where}.queue_limit: expected an integer 1..1000, got {limit!r}")
-        heartbeat: float | None = None
-        if data.get("heartbeat_interval", d.heartbeat_interval) is not None:
-            heartbeat = _number(data, "heartbeat_interval", where, 1.0, lo=0.001)
-        silence: float | None = None
-        if data.get("silence_timeout", d.silence_timeout) is not None:
-            silence = _number(data, "silence_timeout", where, 3.0, lo=0.001)
+        heartbeat = r.number("heartbeat_interval", 1.0, 0.001, unit="seconds")
+        silence = r.number("silence_timeout", 3.0, 0.001, unit="seconds")
         cfg = cls(
-            ack_timeout=_number(data, "ack_timeout", where, d.ack_timeout, lo=0.001),
-            max_retries=retries,
+            ack_timeout=r.number("ack_timeout", d.ack_timeout, 0.001, unit="seconds"),
+            max_retries=r.integer("max_retries", d.max_retries, 0, 20),
             heartbeat_interval=heartbeat,
             silence_timeout=silence,
-            idle_flush=_number(data, "idle_flush", where, d.idle_flush, lo=0.0),
-            nak_holdoff=_number(data, "nak_holdoff", where, d.nak_holdoff, lo=0.0),
-            queue_limit=limit,
+            idle_flush=r.number("idle_flush", d.idle_flush, 0.0, unit="seconds"),
+            nak_holdoff=r.number("nak_holdoff", d.nak_holdoff, 0.0, unit="seconds"),
+            queue_limit=r.integer("queue_limit", d.queue_limit, 1, 1000),
         )
-        if heartbeat is not None and silence is not None and silence <= heartbeat:
-            raise ValueError(
-                f"{where}.silence_timeout: {silence} must exceed heartbeat_interval {heartbeat}"
+        if silence <= heartbeat:
+            raise r.error(
+                "silence_timeout", f"{silence} must exceed heartbeat_interval {heartbeat}"
             )
         return cfg
 

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import serial
 
 from drivers.serial.link import Link, LinkConfig, LinkEvent
+from fsm.configread import Reader
 
 
 class LinkListener(Protocol):
@@ -58,28 +59,24 @@ class PortConfig:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], where: str) -> PortConfig:
-        known = {"path", "baudrate", "write_timeout", "read_tick", "backoff_initial", "backoff_max"}
-        for key in data:
-            if key not in known:
-                allowed = ", ".join(sorted(known))
-                raise ValueError(f"{where}.{key}: unknown key (allowed: {allowed})")
-        path = data.get("path")
-        if not isinstance(path, str) or not path:
-            raise ValueError(f"{where}.path: expected a device path such as /dev/paigow-shoe")
-        baud = data.get("baudrate", 115200)
+        keys = ("path", "baudrate", "write_timeout", "read_tick", "backoff_initial", "backoff_max")
+        r = Reader(data, where, keys)
+        path = r.string("path", what="a device path such as /dev/paigow-shoe")
+        baud = r.raw("baudrate", 115200)
         if isinstance(baud, bool) or baud not in serial.Serial.BAUDRATES:
-            raise ValueError(f"{where}.baudrate: {baud!r} is not a standard baud rate")
+            raise r.error("baudrate", f"{baud!r} is not a standard baud rate")
         assert isinstance(baud, int)
-        times: dict[str, float] = {}
-        defaults = {"write_timeout": 0.5, "read_tick": 0.02, "backoff_initial": 0.1}
-        defaults["backoff_max"] = 5.0
-        for key, default in defaults.items():
-            value = data.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-                raise ValueError(f"{where}.{key}: expected a positive number of seconds")
-            times[key] = float(value)
+        times = {
+            key: r.seconds(key, default)
+            for key, default in (
+                ("write_timeout", 0.5),
+                ("read_tick", 0.02),
+                ("backoff_initial", 0.1),
+                ("backoff_max", 5.0),
+            )
+        }
         if times["backoff_max"] < times["backoff_initial"]:
-            raise ValueError(f"{where}.backoff_max: must be at least backoff_initial")
+            raise r.error("backoff_max", "must be at least backoff_initial")
         return cls(path=path, baudrate=baud, **times)
 
 

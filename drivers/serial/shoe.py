@@ -10,13 +10,12 @@ communication faults). It must never decide a game rule (e.g. that 4 cards must 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from drivers.serial import faults, protocol
-from drivers.serial.adapter import DeviceAdapter, Post, known_keys, positive_seconds, section
-from drivers.serial.link import LinkConfig
+from drivers.serial.adapter import DeviceAdapter, DeviceConfig, Post
 from drivers.serial.port import LinkPort, PortConfig, Transport
 from fsm.round.events import JSON, Event
 from fsm.rules.cards import DECK_SIZE
@@ -43,25 +42,16 @@ class Shoe(Protocol):
 
 
 @dataclass(frozen=True)
-class ShoeConfig:
-    """``[serial.shoe]``: the port, the link timing and response timeouts (seconds)."""
+class ShoeConfig(DeviceConfig):
+    """``[serial.shoe]``: the port, the link timing and the answer timeouts (seconds); the keys
+    and their reading are `DeviceConfig`'s, shared with the shuffler."""
+
+    DEVICE: ClassVar[str] = "shoe"
+    DEFAULT_PATH: ClassVar[str] = "/dev/paigow-shoe"
+    ANSWER: ClassVar[tuple[str, float]] = ("dispense_timeout", 30.0)
 
     port: PortConfig = field(default_factory=lambda: PortConfig("/dev/paigow-shoe"))
-    link: LinkConfig = field(default_factory=LinkConfig)
-    status_timeout: float = 1.0
     dispense_timeout: float = 30.0
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, object], where: str) -> ShoeConfig:
-        known_keys(data, where, {"port", "link", "status_timeout", "dispense_timeout"})
-        port = dict(section(data, "port", where))
-        port.setdefault("path", "/dev/paigow-shoe")
-        return cls(
-            port=PortConfig.from_mapping(port, f"{where}.port"),
-            link=LinkConfig.from_mapping(section(data, "link", where), f"{where}.link"),
-            status_timeout=positive_seconds(data, "status_timeout", where, 1.0),
-            dispense_timeout=positive_seconds(data, "dispense_timeout", where, 30.0),
-        )
 
 
 class ReferenceShoe(DeviceAdapter):
@@ -80,7 +70,7 @@ class ReferenceShoe(DeviceAdapter):
         super().__init__(
             transport,
             post,
-            {"status": cfg.status_timeout, "dispense": cfg.dispense_timeout},
+            cfg.answer_timeouts(),
             clock,
         )
         self._remaining: int | None = None

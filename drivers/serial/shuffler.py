@@ -10,13 +10,12 @@ It must never decide any other game rule.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from drivers.serial import faults, protocol
-from drivers.serial.adapter import DeviceAdapter, Post, known_keys, positive_seconds, section
-from drivers.serial.link import LinkConfig
+from drivers.serial.adapter import DeviceAdapter, DeviceConfig, Post
 from drivers.serial.port import LinkPort, PortConfig, Transport
 from fsm.round.events import JSON, Event
 
@@ -42,25 +41,16 @@ class Shuffler(Protocol):
 
 
 @dataclass(frozen=True)
-class ShufflerConfig:
-    """``[serial.shuffler]``: the port, the link timing and response timeouts (seconds)."""
+class ShufflerConfig(DeviceConfig):
+    """``[serial.shuffler]``: the port, the link timing and the answer timeouts (seconds); the keys
+    and their reading are `DeviceConfig`'s, shared with the shoe."""
+
+    DEVICE: ClassVar[str] = "shuffler"
+    DEFAULT_PATH: ClassVar[str] = "/dev/paigow-shuffler"
+    ANSWER: ClassVar[tuple[str, float]] = ("shuffle_timeout", 90.0)
 
     port: PortConfig = field(default_factory=lambda: PortConfig("/dev/paigow-shuffler"))
-    link: LinkConfig = field(default_factory=LinkConfig)
-    status_timeout: float = 1.0
     shuffle_timeout: float = 90.0
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, object], where: str) -> ShufflerConfig:
-        known_keys(data, where, {"port", "link", "status_timeout", "shuffle_timeout"})
-        port = dict(section(data, "port", where))
-        port.setdefault("path", "/dev/paigow-shuffler")
-        return cls(
-            port=PortConfig.from_mapping(port, f"{where}.port"),
-            link=LinkConfig.from_mapping(section(data, "link", where), f"{where}.link"),
-            status_timeout=positive_seconds(data, "status_timeout", where, 1.0),
-            shuffle_timeout=positive_seconds(data, "shuffle_timeout", where, 90.0),
-        )
 
 
 class ReferenceShuffler(DeviceAdapter):
@@ -79,7 +69,7 @@ class ReferenceShuffler(DeviceAdapter):
         super().__init__(
             transport,
             post,
-            {"status": cfg.status_timeout, "shuffle": cfg.shuffle_timeout},
+            cfg.answer_timeouts(),
             clock,
         )
         self._count: int | None = None

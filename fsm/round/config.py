@@ -7,7 +7,10 @@ side wager odds outside 5.5:1..6:1 or without a random number generator (j)(1),(
 three-card bonus with an RNG or dice starting position or with the 1-7 side wager (n)(4), (j)(1)),
 with a ``ValueError`` whose message starts with the full key path. Unknown keys are errors.
 
-Must never: read a file other than the pay table it names, read the clock, or touch a meter.
+Readers: `fsm.configread`. Files: the pay tables and house ways (`Library`) are read once, when the
+configuration is loaded; ``with_changes`` (a step's configuration change) reads none.
+
+Must never: read a file inside a step, read the clock, or touch a meter.
 """
 
 from __future__ import annotations
@@ -17,7 +20,12 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from fsm.rules.progressive import PayTableError, ProgressiveTable
+from fsm.configread import REQUIRED, Reader, check_keys, describe, key_path, table_value
+from fsm.rules import houseway
+from fsm.rules.houseway import DEFAULT_WAY, HouseWay
+from fsm.rules.houseway_rules import HouseWayError
+from fsm.rules.progressive import DATA_DIR as PROGRESSIVE_DIR
+from fsm.rules.progressive import DEFAULT_TABLE, PayTableError, ProgressiveTable
 from fsm.rules.ranking import RankingOptions
 
 # NY 5324.41(k)(5): least rate of progression, in basis points of the amount wagered.
@@ -31,54 +39,66 @@ BANK_START_RULES = ("table_open", "every_shuffle")
 
 
 def _where(where: str, key: str) -> str:
-    return f"{where}.{key}" if where else key
+    return key_path(where, key)
 
 
+# The getters of this module are `fsm.configread`'s (the one reader set), with this module's
+# defaults: an integer here is a count, an amount or a time, never negative.
 def _check_keys(data: Mapping[str, object], allowed: set[str], where: str) -> None:
-    if not isinstance(data, Mapping):
-        raise ValueError(f"{where}: must be a table (mapping), not {type(data).__name__}")
-    unknown = sorted(str(k) for k in data if k not in allowed)
-    if unknown:
-        raise ValueError(
-            f"{_where(where, unknown[0])}: unknown key; allowed: {', '.join(sorted(allowed))}"
-        )
+    check_keys(table_value(data, where), where, sorted(allowed))
 
 
 def _int(data: Mapping[str, object], key: str, where: str, default: int | None = None) -> int:
-    value = data.get(key, default)
-    if value is None:
-        raise ValueError(f"{_where(where, key)}: required (an integer)")
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ValueError(f"{_where(where, key)}: must be an integer, not {value!r}")
-    if value < 0:
-        raise ValueError(f"{_where(where, key)}: must not be negative, got {value}")
-    return value
+    r = Reader(data, where, (key,), check=False)
+    return r.integer(key, REQUIRED if default is None else default, 0)
 
 
 def _bool(data: Mapping[str, object], key: str, where: str, default: bool) -> bool:
-    value = data.get(key, default)
-    if not isinstance(value, bool):
-        raise ValueError(f"{_where(where, key)}: must be true or false, not {value!r}")
-    return value
+    return Reader(data, where, (key,), check=False).boolean(key, default)
 
 
 def _str(data: Mapping[str, object], key: str, where: str, default: str | None = None) -> str:
-    value = data.get(key, default)
-    if not isinstance(value, str) or not value:
-        raise ValueError(f"{_where(where, key)}: must be a non-empty string, not {value!r}")
-    return value
+    r = Reader(data, where, (key,), check=False)
+    return r.string(key, REQUIRED if default is None else default)
 
 
 def _choice(
     data: Mapping[str, object], key: str, where: str, choices: tuple[str, ...], default: str
 ) -> str:
-    value = data.get(key, default)
-    if value not in choices:
-        raise ValueError(
-            f"{_where(where, key)}: must be one of {', '.join(choices)}, not {value!r}"
-        )
-    assert isinstance(value, str)
-    return value
+    return Reader(data, where, (key,), check=False).choice(key, choices, default)
+
+
+@dataclass(frozen=True)
+class Library:
+    """The progressive pay tables and house ways a configuration may name, read when the
+    configuration is loaded (every shipped one and any named by path), so that no step of the
+    round reads a file: a change in maintenance picks from what is loaded here."""
+
+    paytables: Mapping[str, ProgressiveTable]
+    ways: Mapping[str, HouseWay]
+
+    @classmethod
+    def load(cls, paytable: str = DEFAULT_TABLE, way: str = DEFAULT_WAY) -> Library:
+        """Read the shipped tables and ways and the named ones; ValueError naming the key."""
+        names = sorted({p.stem for p in PROGRESSIVE_DIR.glob("*.toml")} | {paytable})
+        tables: dict[str, ProgressiveTable] = {}
+        for name in names:
+            try:
+                tables[name] = ProgressiveTable.load(name)
+            except PayTableError as e:
+                if name == paytable:
+                    raise ValueError(f"game.paytable: {e}") from None
+        ways: dict[str, HouseWay] = {}
+        for name in sorted(set(houseway.available()) | {way}):
+            try:
+                ways[name] = HouseWay.load(name)
+            except (HouseWayError, OSError) as e:
+                if name == way:
+                    raise ValueError(
+                        f"game.house_way: must be one of {', '.join(houseway.available())} "
+                        f"(or a house-way file), got {describe(way)}: {e}"
+                    ) from None
+        return cls(tables, ways)
 
 
 @dataclass(frozen=True)
@@ -167,11 +187,15 @@ class GameConfig:
     side_wager_odds: str = "6:1"
     ace_low_straight: str = "second"
     joker_flush: str = "highest-missing"
+    house_way: str = DEFAULT_WAY  # the dealer's (and a bank's) setting (NY 5324.41(g), (q))
+    ez_pai_gow: bool = False  # NJ 13:69F-11.9(h)3, (j): no vigorish; queen dragon pushes
     rounds_per_shuffle: int = 1
     shuffle_timeout_ms: int = 180_000
     rng_timeout_ms: int = 10_000
     dispense_timeout_ms: int = 60_000
     table: ProgressiveTable = field(default_factory=ProgressiveTable.load, compare=False)
+    way: HouseWay = field(default_factory=HouseWay.load, compare=False)
+    library: Library = field(default_factory=Library.load, compare=False, repr=False)
 
     KEYS = frozenset(
         {
@@ -187,6 +211,8 @@ class GameConfig:
             "side_wager",
             "ace_low_straight",
             "joker_flush",
+            "house_way",
+            "ez_pai_gow",
             "rounds_per_shuffle",
             "shuffle_timeout_ms",
             "rng_timeout_ms",
@@ -220,7 +246,11 @@ class GameConfig:
         return default
 
     @classmethod
-    def from_mapping(cls, data: Mapping[str, object], where: str = "game") -> GameConfig:
+    def from_mapping(
+        cls, data: Mapping[str, object], where: str = "game", library: Library | None = None
+    ) -> GameConfig:
+        """Validate the ``game`` section. The pay table and the house way it names are taken
+        from ``library``; without one (loading the configuration) the library is read here."""
         _check_keys(data, set(cls.KEYS), where)
         table_id = _str(data, "table_id", where, "T1")
         three_card = _bool(data, "three_card_bonus", where, False)
@@ -246,10 +276,21 @@ class GameConfig:
                 "NY 5324.41(k)(1) allows a $1 (100) or a $5 (500) progressive wager"
             )
         paytable = _str(data, "paytable", where, "ny-5324-41-k4")
-        try:
-            table = ProgressiveTable.load(paytable)
-        except PayTableError as e:
-            raise ValueError(f"{_where(where, 'paytable')}: {e}") from None
+        way_name = _str(data, "house_way", where, DEFAULT_WAY)
+        if library is None:
+            library = Library.load(paytable, way_name)
+        table = library.paytables.get(paytable)
+        if table is None:
+            raise ValueError(
+                f"{_where(where, 'paytable')}: must be one of {', '.join(library.paytables)} "
+                f"(the pay tables loaded with the configuration), got {describe(paytable)}"
+            )
+        way = library.ways.get(way_name)
+        if way is None:
+            raise ValueError(
+                f"{_where(where, 'house_way')}: must be one of {', '.join(library.ways)}, "
+                f"got {describe(way_name)}"
+            )
         if wager not in table.wager_cents:
             raise ValueError(
                 f"{_where(where, 'progressive_wager_cents')}: pay table {paytable} does not "
@@ -330,8 +371,12 @@ class GameConfig:
             side_wager_odds=odds,
             ace_low_straight=ace_low,
             joker_flush=joker,
+            house_way=way_name,
+            ez_pai_gow=_bool(data, "ez_pai_gow", where, False),
             rounds_per_shuffle=rounds_per_shuffle,
             table=table,
+            way=way,
+            library=library,
             **timeouts,
         )
 
@@ -350,6 +395,8 @@ class GameConfig:
             "side_wager": {"offered": self.side_wager_offered, "odds": self.side_wager_odds},
             "ace_low_straight": self.ace_low_straight,
             "joker_flush": self.joker_flush,
+            "house_way": self.house_way,
+            "ez_pai_gow": self.ez_pai_gow,
             "rounds_per_shuffle": self.rounds_per_shuffle,
             "shuffle_timeout_ms": self.shuffle_timeout_ms,
             "rng_timeout_ms": self.rng_timeout_ms,
@@ -412,7 +459,8 @@ def with_changes(
         if not (isinstance(target, dict) or in_list):
             raise ValueError(f"{where}.{key}: no such key")
         target[last] = value
-    return GameConfig.from_mapping(data, where)
+    # inside a step: the pay tables and house ways come from what the configuration loaded
+    return GameConfig.from_mapping(data, where, config.library)
 
 
 def _split_key(key: str) -> list[str | int]:

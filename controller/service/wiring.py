@@ -1,0 +1,307 @@
+"""The one wiring path of a table, shared by ``tablectl run`` and ``tablectl simulate``.
+
+Responsible for building one table from its validated configuration: the input port every driver
+posts to, the GPIO devices on a pin factory, the shoe and shuffler adapters, the device adapter
+(`TableDevices`), the round machine factory and the owner thread; and for the order of start and
+stop (`Table.start` / `Table.stop`):
+
+1. ``holds`` are taken (e.g. a lock on the journal): before anything is opened;
+2. the owner starts (power-up, restore, re-apply of the committed outputs);
+3. the serial adapters start, then the inputs are armed (`Table.arm_inputs`: the held switches'
+   positions are posted once, a key already turned on posting no edge): the one place for what
+   inputs need once the owner can take their events;
+4. ``attachments`` start in order, each given the running owner (the supervisor console; later
+   the floor link, the page, the meter sign): they read the owner's published snapshot and post
+   events, never touch the machine or the journal;
+5. stop runs it backwards: attachments (reversed), the owner (which stops the adapters it
+   drives), the holds (reversed).
+
+What differs between the Pi and the simulated table is only what `Parts` carries: the pin
+factory, how the serial adapters are opened (the configured ports, or the pty simulators), the
+draw source and the clock, the debounce times; the scripted people of the simulation drive the
+pins and never pass through here. Must never: hold a game rule, choose a pin factory itself, or
+start anything before ``start`` is called (building opens the pins and ports, nothing runs).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from controller.config import TableConfig
+from controller.journal.lock import owner_journal_options
+from controller.service.devices import InputPort, Notice, TableDevices
+from controller.service.owner import NowMs, Owner, utc_now_ms
+from controller.service.rng import DrawSource, draw_position
+from drivers.gpio.devices import DebounceTimes
+from drivers.gpio.table import build_gpio_table
+from drivers.serial.shoe import ReferenceShoe, Shoe
+from drivers.serial.shuffler import ReferenceShuffler, Shuffler
+from fsm.round.machine import RoundMachine
+
+log = logging.getLogger(__name__)
+
+
+class SerialAdapter(Protocol):
+    """What the wiring needs of a serial adapter besides its device interface."""
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def link_status(self) -> dict[str, object]: ...
+
+
+class Attachment(Protocol):
+    """A component started after the owner runs and stopped before it stops (console, floor link,
+    page, meter sign). ``start`` gets the running owner; an attachment that cannot start raises
+    OSError and the table runs without it (its ``note`` says why)."""
+
+    name: str
+
+    def start(self, owner: Owner) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class Hold(Protocol):
+    """Something taken before the owner starts and released after it stopped (a journal lock)."""
+
+    def acquire(self) -> None: ...
+
+    def release(self) -> None: ...
+
+
+#: Opens the shoe and shuffler adapters (not started) posting to the port: the configured ports
+#: on the Pi, the pty simulators in simulation.
+OpenSerial = Callable[[TableConfig, InputPort], tuple[Any, Any]]
+
+
+def open_configured_serial(config: TableConfig, port: InputPort) -> tuple[Any, Any]:
+    """The reference adapters on the ports the configuration names (``[serial.*]``)."""
+    shoe = ReferenceShoe.open(config.shoe, port)
+    shuffler = ReferenceShuffler.open(config.shuffler, port)
+    return shoe, shuffler
+
+
+@dataclass(frozen=True)
+class Parts:
+    """What differs between the Pi and the simulated table."""
+
+    pin_factory: Any
+    open_serial: OpenSerial = open_configured_serial
+    draw: DrawSource = draw_position
+    now_ms: NowMs = utc_now_ms
+    debounce: DebounceTimes | None = None
+    notice: Notice | None = None
+    #: SPI0 for the MAX7219 chain (digit, meter sign): None = the pin factory's; the simulated
+    #: table passes a ``drivers.gpio.max7219.SimulatedChain``.
+    spi: Any = None
+    #: Post the held switches' positions once the owner runs (a real key may already be on at
+    #: power-up). The simulated table's mock switches start off and only its scripted people
+    #: move them, so it does not (a restart journals nothing but its power-up).
+    post_held_switches: bool = True
+
+
+@dataclass
+class Table:
+    """One wired table. ``start``/``stop`` follow the order of the module docstring."""
+
+    config: TableConfig
+    owner: Owner
+    devices: TableDevices
+    gpio: Any
+    port: InputPort
+    shoe: Shoe
+    shuffler: Shuffler
+    serial: list[SerialAdapter]
+    parts: Parts
+    holds: list[Hold] = field(default_factory=list)
+    attachments: list[Attachment] = field(default_factory=list)
+    started: list[Attachment] = field(default_factory=list)
+    _held: list[Hold] = field(default_factory=list)
+
+    def attach(self, attachment: Attachment) -> None:
+        """Add an attachment (before ``start``)."""
+        self.attachments.append(attachment)
+
+    def start(self) -> None:
+        """Take the holds, start the owner, the adapters, arm the inputs, start the attachments.
+        An exception of the holds or the owner propagates (nothing is left running)."""
+        for hold in self.holds:
+            hold.acquire()
+            self._held.append(hold)
+        try:
+            self.owner.start()
+        except BaseException:
+            self._stop_serial()
+            self._release()
+            raise
+        for device in self.serial:
+            device.start()
+        self.arm_inputs()
+        for attachment in self.attachments:
+            try:
+                attachment.start(self.owner)
+            except OSError as exc:
+                log.warning("%s not started: %s", attachment.name, exc)
+                continue
+            self.started.append(attachment)
+
+    def arm_inputs(self) -> None:
+        """The inputs once the owner runs: their handlers attached (``gpio.arm()``: an edge
+        before this is not seen), then the held switches' current positions posted (a key
+        already on at power-up posts no edge). The one place for what inputs need once the owner
+        can take their events."""
+        self.gpio.arm()
+        if not self.parts.post_held_switches:
+            return
+        for event in self.gpio.held_switch_events():
+            self.owner.post(event)
+
+    def stop(self) -> None:
+        """Stop the attachments (reversed), the owner (it closes the adapters), release holds."""
+        while self.started:
+            attachment = self.started.pop()
+            try:
+                attachment.stop()
+            except Exception:  # one attachment's failure must not keep the owner running
+                log.exception("%s did not stop cleanly", attachment.name)
+        self.owner.stop()
+        self._release()
+
+    def _stop_serial(self) -> None:
+        for device in self.serial:
+            device.stop()
+
+    def _release(self) -> None:
+        while self._held:
+            self._held.pop().release()
+
+
+def wire(config: TableConfig, journal_path: Path, parts: Parts) -> Table:
+    """Build the table of ``config`` on ``parts`` around a new owner (nothing started). The GPIO
+    and serial adapters opened here are closed again if a later part cannot be built."""
+    owner_box: list[Owner] = []
+
+    def post(event: Any) -> None:
+        owner_box[0].post(event)
+
+    port = InputPort(post)
+    shoe, shuffler = parts.open_serial(config, port)
+    try:
+        # claimed now, armed by Table.start once the owner runs (an edge before has no owner)
+        gpio = build_gpio_table(
+            config.pins, parts.pin_factory, port, debounce=parts.debounce, spi=parts.spi, arm=False
+        )
+    except BaseException:
+        shoe.stop()
+        shuffler.stop()
+        raise
+    port.watch_lines({"shoe": shoe.link_status, "shuffler": shuffler.link_status})
+    devices = TableDevices(gpio, shuffler, shoe, notice=parts.notice)
+    game = config.game
+
+    def make_machine(snapshot: Any) -> RoundMachine:
+        return RoundMachine(game) if snapshot is None else RoundMachine.restore(game, snapshot)
+
+    owner = Owner(
+        journal_path,
+        make_machine,
+        devices,
+        now_ms=parts.now_ms,
+        draw=parts.draw,
+        **owner_journal_options(config),  # identity, game configuration, anchor, key
+    )
+    owner_box.append(owner)
+    table = Table(config, owner, devices, gpio, port, shoe, shuffler, [shoe, shuffler], parts)
+    if gpio.sign is not None:
+        table.attach(SignAttachment(gpio.sign))
+    return table
+
+
+class SignAttachment:
+    """The meter sign's reader (`controller.service.meter_sign.SignReader`): keeps the MAX7219
+    sign in step with the owner's publications. Attached by `wire` whenever a sign is fitted."""
+
+    name = "meter sign"
+
+    def __init__(self, sign: Any) -> None:
+        self._sign = sign
+        self.reader: Any = None
+
+    def start(self, owner: Owner) -> None:
+        from controller.service.meter_sign import SignReader
+
+        self.reader = SignReader(owner, self._sign)
+        self.reader.start()
+
+    def stop(self) -> None:
+        if self.reader is not None:
+            self.reader.stop()
+            self.reader = None
+
+
+class FloorAttachment:
+    """The floor link (`controller.floor.service.start_floor`: SAS on ``[sas] port``, or on a new
+    pty symlinked at ``link_path``); ``floor`` is None when ``[sas]`` is disabled and no link
+    path asks for one."""
+
+    name = "floor link"
+
+    def __init__(self, config: TableConfig, journal_path: Path, link_path: Path | None = None):
+        self._config = config
+        self._journal_path = journal_path
+        self.link_path = link_path
+        self.floor: Any = None
+
+    def start(self, owner: Owner) -> None:
+        from controller.floor.service import start_floor
+
+        self.floor = start_floor(self._config, owner, self._journal_path, self.link_path)
+
+    def stop(self) -> None:
+        if self.floor is not None:
+            self.floor.stop()
+            self.floor = None
+
+
+class ConsoleAttachment:
+    """The supervisor console (`controller.console.server`) on ``path``; ``note`` says where it
+    listens or why it did not start."""
+
+    name = "supervisor console"
+
+    def __init__(
+        self,
+        config: TableConfig,
+        path: str | Path,
+        on_request: Callable[[str, Any], None] | None = None,
+    ) -> None:
+        self._config = config
+        self.path = Path(path)
+        self._on_request = on_request
+        self.server: Any = None
+        self.error: OSError | None = None
+
+    def start(self, owner: Owner) -> None:
+        from controller.console.server import ConsoleServer
+
+        kwargs: dict[str, Any] = {}
+        if self._on_request is not None:
+            kwargs["on_request"] = self._on_request
+        server = ConsoleServer(owner, self._config.supervisors, self.path, **kwargs)
+        try:
+            server.start()
+        except OSError as exc:
+            self.error = exc
+            raise
+        self.server = server
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None
