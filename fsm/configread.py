@@ -192,8 +192,9 @@ class Reader:
 
     ``keys`` are every key the component reads; any other key in ``data`` is refused when the
     reader is made (unless ``check=False``: a loader that lists every problem calls
-    `unknown_keys` itself). A getter's ``default`` is returned when the key is absent (`REQUIRED`: the
-    key must be given). Asking for a key not declared is a bug of the component (KeyError).
+    `unknown_keys` itself). A getter's ``default`` is returned when the key is absent
+    (`REQUIRED`: the key must be given). Asking for a key not declared is a bug of the component
+    (KeyError).
     """
 
     def __init__(
