@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from controller.config import load_config
 from controller.journal.anchor import load_key
 from controller.journal.audit import (
     ReplayFactory,
@@ -26,6 +27,9 @@ from controller.journal.audit import (
     verify,
 )
 from controller.journal.format import JSON, Entry, JournalError, completes_a_round
+from fsm.round.config import GameConfig
+from fsm.round.events import Event
+from fsm.round.machine import RoundMachine
 
 
 def register(sub: Any) -> None:
@@ -98,14 +102,10 @@ class MachineReplayer:
     """The round machine re-running journaled entries (`controller.journal.audit.Replayer`):
     each entry's type, data (without its effects) and timestamp go to ``step``."""
 
-    def __init__(self, game: Any) -> None:
-        from fsm.round.machine import RoundMachine
-
+    def __init__(self, game: GameConfig) -> None:
         self._machine = RoundMachine(game)
 
     def step(self, entry: Entry) -> list[JSON]:
-        from fsm.round.events import Event
-
         data = {k: v for k, v in entry.data.items() if k != "effects"}
         effects = self._machine.step(Event(entry.type, data), entry.ts_ms)
         return [_jsonable(e) for e in effects]
@@ -120,14 +120,8 @@ class MachineReplayer:
 def make_replay(path: Path, config_path: str | None) -> tuple[ReplayFactory | None, str | None]:
     """The replay factory: the round machine built from the journal's recorded configuration
     (or ``config_path``'s), or why there is none."""
-    try:
-        from fsm.round.config import GameConfig
-    except ImportError as exc:
-        return None, f"round machine unavailable ({exc})"
-    override: Any = None
+    override: GameConfig | None = None
     if config_path is not None:
-        from controller.config import load_config
-
         override = load_config(config_path).game
 
     def factory(recorded: dict[str, JSON] | None) -> MachineReplayer:
