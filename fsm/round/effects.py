@@ -425,3 +425,18 @@ class ConfigChangedEffect(Effect):
 
     changes: tuple[ConfigChange, ...]
     supervisor: str
+
+
+@effect("dealer_hand")
+class DealerHand(Effect):
+    """dealer: with a card-reading shoe, at play_complete, the dealer's hand set by `house_way`
+    (`rule`: the way's rule applied; NY 5324.41(g)(1)); with `ez_pai_gow` a queen dragon of the
+    banking hand (the dealer's, or the player bank's: `bank`) pushes every pai gow wager
+    (NJ 13:69F-11.9(h)3). Never a card"""
+
+    house_way: str
+    rule: str
+    ez_pai_gow: bool
+    bank: int | None
+    queen_dragon: bool
+    pai_gow_wagers: Literal["push", "settle"]

@@ -1,5 +1,6 @@
 """Planners for dealing, play and settlement: the shoe's report (cards remaining, a reading shoe's
-hidden hands), the three-card stacks, play complete, progressive outcomes, hits validated or voided
+hidden hands), the three-card stacks, play complete (the dealer's hand by the house way, the EZ
+pai gow queen dragon), progressive outcomes, hits validated or voided
 at the meter of the moment, and the round's completion (NY 5324.41(f)(3), (k)(3)-(6), (n)).
 
 Must never let a card identity into an effect.
@@ -14,7 +15,7 @@ from fsm.round import states as S
 from fsm.round.checks import Plan, _invalid, _Reject
 from fsm.round.constants import CARDS_PER_HAND, STACKS
 from fsm.round.context import Round
-from fsm.round.effects import Alert, Dispense, HitVoidedEffect, Outcome, Pay
+from fsm.round.effects import Alert, DealerHand, Dispense, HitVoidedEffect, Outcome, Pay
 from fsm.round.events import (
     Dealt,
     HitValidated,
@@ -24,6 +25,7 @@ from fsm.round.events import (
 )
 from fsm.round.plan_start import _SEAT_KEYS
 from fsm.rules.cards import DECK_SIZE, JOKER, CardError, parse_card
+from fsm.rules.settlement import is_queen_dragon
 
 
 def _read_card(seat: int, c: Any) -> int:
@@ -157,10 +159,41 @@ def _p_three_card_settled(m: Round, d: object) -> Plan:
     return S.INTERNAL, act
 
 
+def _dealer_hand(m: Round) -> DealerHand | None:
+    """With a card-reading shoe the dealer's seven cards are known when play completes: the
+    dealer's hand set by the configured house way (NY 5324.41(g)(1), NJ 13:69F-11.9(c)) and,
+    with EZ pai gow, whether the banking hand's seven cards (the dealer's, or the player bank's)
+    are a queen dragon, which pushes every pai gow wager (NJ 13:69F-11.9(h)3). The effect names
+    the house way and the rule applied, never a card."""
+    hands = m.r.hands
+    cards = hands.get(0)
+    if cards is None:
+        return None
+    cfg = m.config
+    decision = cfg.way.explain(cards, cfg.ranking)
+    bank = m.bank.current
+    banking = hands.get(bank) if bank is not None else cards
+    dragon = cfg.ez_pai_gow and banking is not None and is_queen_dragon(banking)
+    return DealerHand(
+        house_way=cfg.house_way,
+        rule=decision.rule.split(":")[0],
+        ez_pai_gow=cfg.ez_pai_gow,
+        bank=bank,
+        queen_dragon=dragon,
+        pai_gow_wagers="push" if dragon else "settle",
+    )
+
+
 def _p_play_complete(m: Round, d: object) -> Plan:
     r = m.r
+    dealer = _dealer_hand(m) if r.hands else None
+
+    def emit_dealer() -> None:
+        if dealer is not None:
+            m.emit(dealer)
+
     if not r.wagers:
-        return S.ROUND_COMPLETE, lambda: None
+        return S.ROUND_COMPLETE, emit_dealer
     if not r.hands:
         return S.SETTLEMENT, lambda: None
     cfg = m.config
@@ -171,7 +204,13 @@ def _p_play_complete(m: Round, d: object) -> Plan:
         outcomes[area] = cfg.table.best_line(
             r.hands[area], meter, cfg.ranking, cfg.progressive_wager_cents
         )
-    return m.resolution(outcomes)
+    route, act = m.resolution(outcomes)
+
+    def apply() -> None:
+        emit_dealer()
+        act()
+
+    return route, apply
 
 
 def _p_progressive_outcome(m: Round, d: ProgressiveOutcome) -> Plan:
