@@ -7,7 +7,8 @@ allowed. Each component validates its own section through its ``from_mapping``: 
 ``[serial.shuffler]`` -> ``drivers.serial`` ``ShoeConfig`` / ``ShufflerConfig``; ``[bonus]`` ->
 ``fsm.rules.paytables.BonusConfig`` (which checks the offered wagers may be offered together). This
 module validates the sections no component owns (``[table]``, ``[sas]``, ``[journal]``,
-``[web]``, ``[console]``, ``[supervisors]``) and the device model. Supervisor PINs are stored
+``[console]``, ``[supervisors]``) and the device model. A section or key that nothing reads is
+refused (there is no ``[web]`` until the status page reads one). Supervisor PINs are stored
 hashed with scrypt (`check_pin` verifies one); a plain PIN is an error.
 
 Must never: change a running table's configuration (that is the round machine's journaled
@@ -43,7 +44,7 @@ DATA_DIR = Path(__file__).parent / "data"
 SIMULATED_TABLE = DATA_DIR / "simulated-table.toml"
 
 SECTIONS = (
-    "table", "pins", "serial", "sas", "game", "bonus", "journal", "web", "console", "supervisors",
+    "table", "pins", "serial", "sas", "game", "bonus", "journal", "console", "supervisors",
 )  # fmt: skip
 SERIAL_DEVICES = ("shoe", "shuffler")
 SERIAL_MODELS = ("reference",)
@@ -156,15 +157,6 @@ class SerialDevice:
 
 
 @dataclass(frozen=True)
-class WebSection:
-    """``[web]``: the status page (read-only snapshot)."""
-
-    enabled: bool = True
-    bind: str = "127.0.0.1"
-    port: int = 8080
-
-
-@dataclass(frozen=True)
 class ConsoleSection:
     """``[console]``: the supervisor console's UNIX socket (``controller.console.server``)."""
 
@@ -194,7 +186,6 @@ class TableConfig:
     sas: SasSection
     game: GameConfig
     journal_path: Path
-    web: WebSection
     supervisors: dict[str, Supervisor]
     bonus: BonusConfig | None = None  # None when the file has no [bonus] section
     source: str = ""
@@ -394,18 +385,6 @@ def _parse_sas(raw: object, problems: list[str]) -> SasSection:
     return parse_sas(raw, problems)  # controller/floor/config.py: every key of [sas]
 
 
-def _parse_web(raw: object, problems: list[str]) -> WebSection:
-    data = _table_of(raw, "web", problems)
-    if data is None:
-        return WebSection()
-    problems.extend(_unknown(data, ("enabled", "bind", "port"), "web"))
-    return WebSection(
-        _get_bool(data, "enabled", "web", True, problems),
-        _get_str(data, "bind", "web", "127.0.0.1", problems),
-        _get_int(data, "port", "web", 8080, 1, 65535, problems),
-    )
-
-
 def _parse_journal_files(raw: object, problems: list[str]) -> tuple[Path | None, Path | None]:
     """``[journal] anchor`` and ``key_file``: absolute paths when given (the journal's own
     module checks their content at power-up)."""
@@ -564,7 +543,6 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     bonus = _parse_bonus(data["bonus"], game, problems) if "bonus" in data else None
     journal = _parse_journal(data.get("journal", {}), problems)
     anchor, key_file = _parse_journal_files(data.get("journal", {}), problems)
-    web = _parse_web(data.get("web", {}), problems)
     console = _parse_console(data.get("console", {}), problems)
     supervisors = _parse_supervisors(data["supervisors"], problems) if "supervisors" in data else {}
     if problems or pins is None or game is None:
@@ -578,7 +556,6 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         journal_path=journal,
         journal_anchor=anchor,
         journal_key_file=key_file,
-        web=web,
         supervisors=supervisors,
         bonus=bonus,
         source=source,

@@ -331,7 +331,7 @@ def test_example_config_shows_every_key_the_loaders_accept() -> None:
     assert "[[game.levels]]" in text
     keys |= set(ProgressiveLevel.KEYS)
     keys |= {"offered", "odds", "royal_match", "tables", "limits_cents", "min_wager_cents"}
-    keys |= {"id", "asset_number", "location", "enabled", "address", "port", "bind", "name"}
+    keys |= {"id", "asset_number", "location", "enabled", "address", "port", "name"}
     keys |= {"pin_hash", "house_way", "ez_pai_gow"}
     missing = sorted(
         k for k in keys if not re.search(rf"(^|[\s{{,#]){re.escape(k)}\s*=", text, re.M)
@@ -361,7 +361,7 @@ _KEYS = st.sampled_from(
 @settings(max_examples=150, deadline=None)
 @given(
     section=st.sampled_from(
-        ["table", "pins", "serial", "sas", "game", "bonus", "journal", "web", "supervisors"]
+        ["table", "pins", "serial", "sas", "game", "bonus", "journal", "supervisors"]
     ),
     body=st.one_of(_VALUES, st.dictionaries(_KEYS, _VALUES, max_size=4)),
 )

@@ -89,15 +89,18 @@ class Library:
                 if name == paytable:
                     raise ValueError(f"game.paytable: {e}") from None
         ways: dict[str, HouseWay] = {}
-        for name in sorted(set(houseway.available()) | {way}):
+        shipped = houseway.available()
+        for name in sorted(set(shipped) | {way}):
             try:
                 ways[name] = HouseWay.load(name)
             except (HouseWayError, OSError) as e:
-                if name == way:
-                    raise ValueError(
-                        f"game.house_way: must be one of {', '.join(houseway.available())} "
-                        f"(or a house-way file), got {describe(way)}: {e}"
-                    ) from None
+                if name != way:
+                    continue
+                why = "" if "/" not in way and not way.endswith(".toml") else f" ({e})"
+                raise ValueError(
+                    f"game.house_way: must be one of {', '.join(shipped)} or a house-way file, "
+                    f"got {describe(way)}{why}"
+                ) from None
         return cls(tables, ways)
 
 
