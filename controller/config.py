@@ -187,13 +187,17 @@ class TableConfig:
     game: GameConfig
     journal_path: Path
     supervisors: dict[str, Supervisor]
-    bonus: BonusConfig | None = None  # None when the file has no [bonus] section
     source: str = ""
     console: ConsoleSection = field(default_factory=ConsoleSection)
     #: [journal] anchor: the head anchor's file (None: beside the journal, <path>.anchor)
     journal_anchor: Path | None = None
     #: [journal] key_file: the keyed chain's key (None: an unkeyed chain)
     journal_key_file: Path | None = None
+
+    @property
+    def bonus(self) -> BonusConfig | None:
+        """The bonus offering (``[bonus]``; None without one), part of the game configuration."""
+        return self.game.bonus
 
     @property
     def shoe(self) -> ShoeConfig:
@@ -299,7 +303,8 @@ def _delegate(
         return build(data, where)
     except ValueError as exc:
         message = str(exc)
-        problems.append(message if message.startswith(where) else f"{where}: {message}")
+        named = message.startswith(where) or message.split(":")[0].split(".")[0] in SECTIONS
+        problems.append(message if named else f"{where}: {message}")
     except Exception as exc:  # a component's bug must not crash the loader
         problems.append(f"{where}: could not be validated ({type(exc).__name__}: {exc})")
     return None
@@ -489,8 +494,11 @@ def _parse_supervisors(raw: object, problems: list[str]) -> dict[str, Supervisor
     return out
 
 
-def _parse_game(raw: object, table: TableSection, problems: list[str]) -> GameConfig | None:
-    """``[game]``: delegated to ``GameConfig.from_mapping``; the table's id comes from
+def _parse_game(
+    raw: object, bonus: object, table: TableSection, problems: list[str]
+) -> GameConfig | None:
+    """``[game]`` and ``[bonus]``: delegated to ``GameConfig.from_mapping`` (the bonus offering
+    is part of the game configuration the journal records); the table's id comes from
     ``[table]``."""
     data = _table_of(raw, "game", problems)
     if data is None:
@@ -499,30 +507,14 @@ def _parse_game(raw: object, table: TableSection, problems: list[str]) -> GameCo
     if "table_id" in for_game:
         problems.append("game.table_id: set the table's id in [table] id, not in [game]")
         for_game.pop("table_id")
+    if "bonus" in for_game:
+        problems.append("game.bonus: the bonus offering is its own section, [bonus]")
+        for_game.pop("bonus")
     for_game["table_id"] = table.id
+    if bonus is not None:
+        for_game["bonus"] = bonus
     result: GameConfig | None = _delegate(GameConfig.from_mapping, for_game, "game", problems)
     return result
-
-
-def _parse_bonus(raw: object, game: GameConfig | None, problems: list[str]) -> BonusConfig | None:
-    """``[bonus]``: delegated to ``fsm.rules.paytables.BonusConfig`` (which runs
-    ``check_offered``); then the offering must agree with the game options that enable the same
-    wagers."""
-    bonus: BonusConfig | None = _delegate(BonusConfig.from_mapping, raw, "bonus", problems)
-    if bonus is None or game is None:
-        return bonus
-    offered = set(bonus.offered)
-    pairs = (
-        ("side-1-7", "side_wager.offered", game.side_wager_offered),
-        ("three-card", "three_card_bonus", game.three_card_bonus),
-    )
-    for name, key, enabled in pairs:
-        if (name in offered) != enabled:
-            problems.append(
-                f"bonus.offered: {name!r} is {'' if name in offered else 'not '}offered but "
-                f"game.{key} is {str(enabled).lower()}; they must agree"
-            )
-    return bonus
 
 
 # ------------------------------------------------------------------------------------- loading
@@ -539,8 +531,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     pins = _delegate(PinConfig.from_mapping, data.get("pins", {}), "pins", problems)
     serial = _parse_serial(data.get("serial", {}), problems)
     sas = _parse_sas(data.get("sas", {}), problems)
-    game = _parse_game(data["game"], table, problems) if "game" in data else None
-    bonus = _parse_bonus(data["bonus"], game, problems) if "bonus" in data else None
+    game = _parse_game(data["game"], data.get("bonus"), table, problems) if "game" in data else None
     journal = _parse_journal(data.get("journal", {}), problems)
     anchor, key_file = _parse_journal_files(data.get("journal", {}), problems)
     console = _parse_console(data.get("console", {}), problems)
@@ -557,7 +548,6 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         journal_anchor=anchor,
         journal_key_file=key_file,
         supervisors=supervisors,
-        bonus=bonus,
         source=source,
         console=console,
     )

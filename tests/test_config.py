@@ -327,8 +327,9 @@ def test_example_config_shows_every_key_the_loaders_accept() -> None:
     keys |= {f for f in LinkConfig.__dataclass_fields__}
     keys |= {"path", "baudrate", "write_timeout", "read_tick", "backoff_initial", "backoff_max"}
     keys |= {"status_timeout", "dispense_timeout", "shuffle_timeout", "model"}
-    keys |= set(GameConfig.KEYS) - {"table_id", "levels"}  # levels: [[game.levels]] tables
-    assert "[[game.levels]]" in text
+    # levels: [[game.levels]] tables; bonus: the [bonus] section
+    keys |= set(GameConfig.KEYS) - {"table_id", "levels", "bonus"}
+    assert "[[game.levels]]" in text and "\n[bonus]\n" in text
     keys |= set(ProgressiveLevel.KEYS)
     keys |= {"offered", "odds", "royal_match", "tables", "limits_cents", "min_wager_cents"}
     keys |= {"id", "asset_number", "location", "enabled", "address", "port", "name"}

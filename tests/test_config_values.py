@@ -173,3 +173,30 @@ def test_a_section_nothing_reads_is_refused() -> None:
         "web: unknown section (allowed: table, pins, serial, sas, game, bonus, journal, "
         "console, supervisors)"
     ]
+
+
+def test_the_1_7_side_wager_pay_table_must_pay_what_the_round_pays_j() -> None:
+    """NY 5324.41(j)(2)(vi): the round settles the 1-7 side wager at ``game.side_wager.odds``; a
+    [bonus] pay table paying other odds would say one thing and pay another."""
+    data = minimal()
+    data["game"]["side_wager"] = {"offered": True, "odds": "6:1"}
+    data["bonus"] = {"offered": ["side-1-7"], "tables": {"side-1-7": "side-1-7-5.5"}}
+    assert problems_of(data) == [
+        "bonus.tables.side-1-7: pays 11:2 but game.side_wager.odds is 6:1 (the round pays "
+        "that); they must agree"
+    ]
+    data["bonus"]["tables"]["side-1-7"] = "side-1-7-6"
+    assert problems_of_ok(data)
+
+
+def test_the_bonus_offering_cannot_hide_in_the_game_section() -> None:
+    data = minimal()
+    data["game"]["bonus"] = {"offered": []}
+    assert problems_of(data) == ["game.bonus: the bonus offering is its own section, [bonus]"]
+
+
+def problems_of_ok(data: dict[str, Any]) -> bool:
+    from controller.config import parse_config
+
+    config = parse_config(data, "test.toml")
+    return config.bonus is not None and config.bonus.offered == ("side-1-7",)

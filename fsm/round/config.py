@@ -24,6 +24,7 @@ from fsm.configread import REQUIRED, Reader, check_keys, describe, key_path, tab
 from fsm.rules import houseway
 from fsm.rules.houseway import DEFAULT_WAY, HouseWay
 from fsm.rules.houseway_rules import HouseWayError
+from fsm.rules.paytables import BonusConfig, Odds
 from fsm.rules.progressive import DATA_DIR as PROGRESSIVE_DIR
 from fsm.rules.progressive import DEFAULT_TABLE, PayTableError, ProgressiveTable
 from fsm.rules.ranking import RankingOptions
@@ -198,6 +199,10 @@ class GameConfig:
     dispense_timeout_ms: int = 60_000
     table: ProgressiveTable = field(default_factory=ProgressiveTable.load, compare=False)
     way: HouseWay = field(default_factory=HouseWay.load, compare=False)
+    # the table file's [bonus] section (None: no bonus wager offered), validated by
+    # fsm.rules.paytables.BonusConfig; journaled with the game configuration
+    bonus_section: Mapping[str, object] | None = None
+    bonus: BonusConfig | None = field(default=None, compare=False)
     library: Library = field(default_factory=Library.load, compare=False, repr=False)
 
     KEYS = frozenset(
@@ -220,6 +225,7 @@ class GameConfig:
             "shuffle_timeout_ms",
             "rng_timeout_ms",
             "dispense_timeout_ms",
+            "bonus",
         }
     )
 
@@ -250,10 +256,16 @@ class GameConfig:
 
     @classmethod
     def from_mapping(
-        cls, data: Mapping[str, object], where: str = "game", library: Library | None = None
+        cls,
+        data: Mapping[str, object],
+        where: str = "game",
+        library: Library | None = None,
+        previous: GameConfig | None = None,
     ) -> GameConfig:
-        """Validate the ``game`` section. The pay table and the house way it names are taken
-        from ``library``; without one (loading the configuration) the library is read here."""
+        """Validate the ``game`` section; its ``bonus`` key is the file's ``[bonus]`` section
+        (messages name it ``bonus.*``). The pay table and the house way it names are taken from
+        ``library``; without one (loading the configuration) the library is read here. A bonus
+        section equal to ``previous``'s is taken from it (no pay-table file read again)."""
         _check_keys(data, set(cls.KEYS), where)
         table_id = _str(data, "table_id", where, "T1")
         three_card = _bool(data, "three_card_bonus", where, False)
@@ -360,6 +372,17 @@ class GameConfig:
                 "(NY 5324.41(h)(2)): player_banking could never happen; use 'table_open' or "
                 "turn player_banking off"
             )
+        bonus_raw = data.get("bonus")
+        bonus_section: Mapping[str, object] | None = None
+        bonus: BonusConfig | None = None
+        if bonus_raw is not None:
+            section = table_value(bonus_raw, "bonus")
+            if previous is not None and previous.bonus_section == section:
+                bonus = previous.bonus
+            if bonus is None:
+                bonus = BonusConfig.from_mapping(section, "bonus")
+            _check_bonus(bonus, side_offered, frac, three_card)
+            bonus_section = _plain(section)
         return cls(
             table_id=table_id,
             start_mode=start_mode,
@@ -380,6 +403,8 @@ class GameConfig:
             table=table,
             way=way,
             library=library,
+            bonus_section=bonus_section,
+            bonus=bonus,
             **timeouts,
         )
 
@@ -404,7 +429,46 @@ class GameConfig:
             "shuffle_timeout_ms": self.shuffle_timeout_ms,
             "rng_timeout_ms": self.rng_timeout_ms,
             "dispense_timeout_ms": self.dispense_timeout_ms,
+            **({} if self.bonus_section is None else {"bonus": _plain(self.bonus_section)}),
         }
+
+
+def _plain(value: Any) -> Any:
+    """A copy of a TOML value as plain dicts and lists (JSON-able, for the journal)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def _check_bonus(
+    bonus: BonusConfig, side_offered: bool, side_odds: Fraction, three_card: bool
+) -> None:
+    """The bonus offering must agree with the game options the round plays it by: the 1-7 side
+    wager (NY 5324.41(j)) is settled by the round at ``side_wager.odds``, the three-card bonus
+    (NY 5324.41(n)) changes the deal; offering one without the other would pay what the round
+    does not play."""
+    offered = set(bonus.offered)
+    pairs = (
+        ("side-1-7", "side_wager.offered", side_offered),
+        ("three-card", "three_card_bonus", three_card),
+    )
+    for name, key, enabled in pairs:
+        if (name in offered) != enabled:
+            raise ValueError(
+                f"bonus.offered: {name!r} is {'' if name in offered else 'not '}offered but "
+                f"game.{key} is {str(enabled).lower()}; they must agree"
+            )
+    side = bonus.tables.get("side-1-7")
+    if side is not None:
+        hit = side.pays.get("hit")
+        if isinstance(hit, Odds) and hit.ratio != side_odds:
+            raise ValueError(
+                f"bonus.tables.side-1-7: pays {hit} but game.side_wager.odds is "
+                f"{side_odds.numerator}:{side_odds.denominator} (the round pays that); they must "
+                "agree"
+            )
 
 
 def _check_levels(
@@ -449,6 +513,12 @@ def with_changes(
     """A new config with dotted keys replaced (``levels[0].rate_bp``, ``side_wager.odds``),
     validated as a whole. Raises ValueError naming the key."""
     data: Any = config.to_mapping()
+    for key in changes:
+        if key == "bonus" or key.startswith(("bonus.", "bonus[")):
+            raise ValueError(
+                f"{key}: the bonus offering is changed in the configuration file, with the table "
+                "closed (its pay tables are loaded with the configuration)"
+            )
     for key, value in changes.items():
         target: Any = data
         parts = _split_key(key)
@@ -463,7 +533,7 @@ def with_changes(
             raise ValueError(f"{where}.{key}: no such key")
         target[last] = value
     # inside a step: the pay tables and house ways come from what the configuration loaded
-    return GameConfig.from_mapping(data, where, config.library)
+    return GameConfig.from_mapping(data, where, config.library, previous=config)
 
 
 def _split_key(key: str) -> list[str | int]:
