@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
+from fsm.configread import ConfigValueError, str_value, table_value, unknown_keys
 from fsm.rules.cards import ACE, RANK_CHARS
 
 ALL_RANKS: frozenset[int] = frozenset(range(2, 15))
@@ -92,30 +93,31 @@ class WayRules:
 # --- small typed readers -----------------------------------------------------------------------
 
 
+# `fsm.configread`'s readers, their problems raised as HouseWayError (the way's own error type).
 def _table(data: object, where: str) -> Mapping[str, object]:
-    if not isinstance(data, Mapping):
-        raise HouseWayError(f"{where}: must be a table")
-    return data
+    try:
+        return table_value(data, where)
+    except ConfigValueError as e:
+        raise HouseWayError(str(e)) from None
 
 
 def _check_keys(
     data: Mapping[str, object], where: str, required: set[str], optional: set[str] | None = None
 ) -> None:
     optional = optional or set()
-    unknown = sorted(set(data) - required - optional)
-    if unknown:
-        allowed = ", ".join(sorted(required | optional))
-        raise HouseWayError(f"{where}.{unknown[0]}: unknown key (allowed here: {allowed})")
+    problems = unknown_keys(data, where, sorted(required | optional))
+    if problems:
+        raise HouseWayError(str(sorted(problems, key=lambda p: p.key)[0]))
     missing = sorted(required - set(data))
     if missing:
         raise HouseWayError(f"{where}.{missing[0]}: missing")
 
 
 def _string(data: Mapping[str, object], key: str, where: str) -> str:
-    value = data[key]
-    if not isinstance(value, str):
-        raise HouseWayError(f"{where}.{key}: must be a string, not {value!r}")
-    return value
+    try:
+        return str_value(data[key], f"{where}.{key}", empty=True)
+    except ConfigValueError as e:
+        raise HouseWayError(str(e)) from None
 
 
 def _choice(data: Mapping[str, object], key: str, where: str, allowed: tuple[str, ...]) -> str:

@@ -22,6 +22,7 @@ from fractions import Fraction
 from importlib import resources
 from typing import Literal
 
+from fsm.configread import check_keys, table_value
 from fsm.rules import sevencard as sc
 
 Rule = Literal["minimum", "exact", "range"]
@@ -572,15 +573,11 @@ class BonusConfig:
 
 
 def _no_unknown(data: Mapping[str, object], allowed: set[str], where: str) -> None:
-    for key in data:
-        if key not in allowed:
-            raise ValueError(f"{where}.{key}: unknown key; allowed: {', '.join(sorted(allowed))}")
+    check_keys(table_value(data, where), where, sorted(allowed))  # fsm.configread
 
 
 def _mapping(raw: object, where: str) -> Mapping[str, object]:
-    if not isinstance(raw, Mapping):
-        raise ValueError(f"{where}: a table of keys, not {raw!r}")
-    return raw
+    return table_value(raw, where)
 
 
 def _cents_map(raw: object, where: str, allowed: list[str] | None) -> dict[str, int]:

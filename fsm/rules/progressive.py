@@ -17,6 +17,7 @@ from functools import cache, lru_cache
 from itertools import combinations
 from pathlib import Path
 
+from fsm.configread import ConfigValueError, check_keys
 from fsm.rules.cards import Card, CardError, check_distinct
 from fsm.rules.ranking import DEFAULT_OPTIONS, Category, RankingOptions, value2, value5
 
@@ -115,9 +116,7 @@ class ProgressiveTable:
     def from_mapping(
         cls, data: Mapping[str, object], where: str = "progressive"
     ) -> ProgressiveTable:
-        unknown = set(data) - {"name", "wager_cents", "line"}
-        if unknown:
-            raise PayTableError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        _known(data, where, ("name", "wager_cents", "line"))
         name = data.get("name", "unnamed")
         if not isinstance(name, str):
             raise PayTableError(f"{where}.name: must be a string")
@@ -221,12 +220,18 @@ class ProgressiveTable:
             )
 
 
+def _known(data: Mapping[str, object], where: str, keys: tuple[str, ...]) -> None:
+    """`fsm.configread.check_keys`, its problem raised as PayTableError."""
+    try:
+        check_keys(data, where, keys)
+    except ConfigValueError as e:
+        raise PayTableError(str(e)) from None
+
+
 def _parse_line(raw: object, where: str) -> ProgressiveLine:
     if not isinstance(raw, dict):
         raise PayTableError(f"{where}: must be a table with name and meter_percent or amount_cents")
-    unknown = set(raw) - {"name", "meter_percent", "amount_cents"}
-    if unknown:
-        raise PayTableError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+    _known(raw, where, ("name", "meter_percent", "amount_cents"))
     name = raw.get("name")
     if not isinstance(name, str):
         raise PayTableError(f"{where}.name: must be a string")
