@@ -2,13 +2,15 @@
 
 Responsible for reading the file (stdlib ``tomllib``), checking every section and collecting every
 problem into one `ConfigError` whose lines each start with the full key path and say what is
-allowed. Each component validates its own section through its ``from_mapping``: ``[pins]`` ->
-``drivers.gpio.PinConfig``; ``[game]`` -> ``fsm.round.config.GameConfig``; ``[serial.shoe]`` and
-``[serial.shuffler]`` -> ``drivers.serial`` ``ShoeConfig`` / ``ShufflerConfig``; ``[bonus]`` ->
-``fsm.rules.paytables.BonusConfig`` (which checks the offered wagers may be offered together). This
-module validates the sections no component owns (``[table]``, ``[sas]``, ``[journal]``,
-``[console]``, ``[supervisors]``) and the device model. A section or key that nothing reads is
-refused (there is no ``[web]`` until the status page reads one). Supervisor PINs are stored
+allowed. Every value is read with the one reader set, ``fsm.configread``. Each component
+validates its own section through its ``from_mapping``: ``[pins]`` -> ``drivers.gpio.PinConfig``;
+``[game]`` and ``[bonus]`` -> ``fsm.round.config.GameConfig`` (the bonus offering, checked by
+``fsm.rules.paytables.BonusConfig``, is part of the journaled game configuration);
+``[serial.shoe]`` and ``[serial.shuffler]`` -> ``drivers.serial`` ``ShoeConfig`` /
+``ShufflerConfig`` (one ``DeviceConfig``). This module validates the sections no component owns
+(``[table]``, ``[sas]``, ``[journal]``, ``[console]``, ``[supervisors]``) and the device model. A
+section or key that nothing reads is refused (so there is no ``[web]`` section: no status page
+reads one). Supervisor PINs are stored
 hashed with scrypt (`check_pin` verifies one); a plain PIN is an error.
 
 Must never: change a running table's configuration (that is the round machine's journaled
