@@ -161,7 +161,37 @@ def test_attachments_start_after_the_owner_runs_and_stop_before_it(tmp_path: Pat
         assert log[1].startswith("start seq=") and log[1].endswith("alive=True")
         assert int(log[1].split("seq=")[1].split()[0]) >= 1  # power-up already committed
         assert [a.name for a in service.table.started] == ["recorder"]
+        assert [(a.name, str(e)) for a, e in service.table.failed] == [
+            ("refuses", "no socket here")
+        ]
     finally:
         service.close()
     assert log[2:] == ["stop", "release"]
     assert not service.owner.alive
+
+
+class Broken:
+    name = "broken"
+
+    def start(self, owner: Owner) -> None:
+        raise RuntimeError("a bug in an attachment")
+
+    def stop(self) -> None:
+        pass
+
+
+def test_a_failing_start_leaves_nothing_running(tmp_path: Path) -> None:
+    from controller.sim import simulate
+
+    log: list[str] = []
+    service = simulate.build_service(load_config(SIMULATED_TABLE), tmp_path / "j.db", seed=2)
+    service.table.holds.append(Lock(log))
+    service.table.attach(Recorder(log))
+    service.table.attach(Broken())
+    try:
+        with pytest.raises(RuntimeError, match="a bug in an attachment"):
+            service.start()
+        assert not service.owner.alive
+        assert log[0] == "acquire" and log[-2:] == ["stop", "release"]
+    finally:
+        service.close()

@@ -58,7 +58,7 @@ class SerialAdapter(Protocol):
 class Attachment(Protocol):
     """A component started after the owner runs and stopped before it stops (console, floor link,
     page, meter sign). ``start`` gets the running owner; an attachment that cannot start raises
-    OSError and the table runs without it (its ``note`` says why)."""
+    OSError and the table runs without it (`Table.failed` lists it; the command says so)."""
 
     name: str
 
@@ -122,6 +122,7 @@ class Table:
     holds: list[Hold] = field(default_factory=list)
     attachments: list[Attachment] = field(default_factory=list)
     started: list[Attachment] = field(default_factory=list)
+    failed: list[tuple[Attachment, OSError]] = field(default_factory=list)
     _held: list[Hold] = field(default_factory=list)
 
     def attach(self, attachment: Attachment) -> None:
@@ -130,7 +131,7 @@ class Table:
 
     def start(self) -> None:
         """Take the holds, start the owner, the adapters, arm the inputs, start the attachments.
-        An exception of the holds or the owner propagates (nothing is left running)."""
+        Any exception but an attachment's OSError propagates, and nothing is left running."""
         for hold in self.holds:
             hold.acquire()
             self._held.append(hold)
@@ -140,16 +141,21 @@ class Table:
             self._stop_serial()
             self._release()
             raise
-        for device in self.serial:
-            device.start()
-        self.arm_inputs()
-        for attachment in self.attachments:
-            try:
-                attachment.start(self.owner)
-            except OSError as exc:
-                log.warning("%s not started: %s", attachment.name, exc)
-                continue
-            self.started.append(attachment)
+        try:
+            for device in self.serial:
+                device.start()
+            self.arm_inputs()
+            for attachment in self.attachments:
+                try:
+                    attachment.start(self.owner)
+                except OSError as exc:  # the command reports `failed` in its own words
+                    log.debug("%s not started: %s", attachment.name, exc)
+                    self.failed.append((attachment, exc))
+                    continue
+                self.started.append(attachment)
+        except BaseException:
+            self.stop()  # nothing is left running when start fails
+            raise
 
     def arm_inputs(self) -> None:
         """The inputs once the owner runs: their handlers attached (``gpio.arm()``: an edge
