@@ -221,9 +221,12 @@ class Reader:
         return default
 
     def integer(
-        self, key: str, default: int | _Required = REQUIRED, lo: int | None = None,
+        self,
+        key: str,
+        default: int | _Required = REQUIRED,
+        lo: int | None = None,
         hi: int | None = None,
-    ) -> int:  # fmt: skip
+    ) -> int:
         value = self.raw(key, default, f"an integer{_range_text(lo, hi)}")
         return int_value(value, self.path(key), lo, hi)
 
