@@ -152,7 +152,9 @@ def test_attachments_start_after_the_owner_runs_and_stop_before_it(tmp_path: Pat
 
     log: list[str] = []
     service = simulate.build_service(load_config(SIMULATED_TABLE), tmp_path / "j.db", seed=2)
-    service.table.holds.append(Lock(log))
+    lock = Lock(log)
+    lock.acquire()  # as wire() does with its holds (test_holds_are_taken_before_...)
+    service.table.holds.append(lock)
     service.table.attach(Refuses())
     service.table.attach(Recorder(log))
     service.start()
@@ -185,7 +187,9 @@ def test_a_failing_start_leaves_nothing_running(tmp_path: Path) -> None:
 
     log: list[str] = []
     service = simulate.build_service(load_config(SIMULATED_TABLE), tmp_path / "j.db", seed=2)
-    service.table.holds.append(Lock(log))
+    lock = Lock(log)
+    lock.acquire()
+    service.table.holds.append(lock)
     service.table.attach(Recorder(log))
     service.table.attach(Broken())
     try:
@@ -195,3 +199,30 @@ def test_a_failing_start_leaves_nothing_running(tmp_path: Path) -> None:
         assert log[0] == "acquire" and log[-2:] == ["stop", "release"]
     finally:
         service.close()
+
+
+class Refused:
+    """A hold that cannot be taken (a journal in use by another controller)."""
+
+    def acquire(self) -> None:
+        raise RuntimeError("journal in use")
+
+    def release(self) -> None:
+        raise AssertionError("a hold never taken is never released")
+
+
+def test_holds_are_taken_before_any_pin_port_or_file_is_opened(tmp_path: Path) -> None:
+    """A refused hold (e.g. the journal's lock) leaves nothing opened: no pty, no port
+    directory, no deck file beside the journal, the holds already taken released."""
+    from controller.sim.simulate import PtySerial
+
+    log: list[str] = []
+    db = tmp_path / "j.db"
+    config = load_config(SIMULATED_TABLE)
+    serial = PtySerial(1, db.with_name(db.name + ".sim-shoe.json"))
+    parts = wiring.Parts(pin_factory=None, open_serial=serial)
+    with pytest.raises(RuntimeError, match="journal in use"):
+        wiring.wire(config, db, parts, holds=[Lock(log), Refused()])
+    assert log == ["acquire", "release"]
+    assert serial.sim is None
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

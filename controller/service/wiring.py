@@ -5,7 +5,8 @@ posts to, the GPIO devices on a pin factory, the shoe and shuffler adapters, the
 (`TableDevices`), the round machine factory and the owner thread; and for the order of start and
 stop (`Table.start` / `Table.stop`):
 
-1. ``holds`` are taken (e.g. a lock on the journal): before anything is opened;
+1. ``holds`` are taken by `wire` itself (e.g. the lock on the journal), before any pin, port or
+   file is opened, and released last;
 2. the owner starts (power-up, restore, re-apply of the committed outputs);
 3. the serial adapters start, then the inputs are armed (`Table.arm_inputs`: the held switches'
    positions are posted once, a key already turned on posting no edge): the one place for what
@@ -15,6 +16,8 @@ stop (`Table.start` / `Table.stop`):
    events, never touch the machine or the journal;
 5. stop runs it backwards: attachments (reversed), the owner (which stops the adapters it
    drives), the holds (reversed).
+
+``wire`` builds (holds first); ``Table.start`` runs steps 2-4; ``Table.stop`` step 5.
 
 What differs between the Pi and the simulated table is only what `Parts` carries: the pin
 factory, how the serial adapters are opened (the configured ports, or the pty simulators), the
@@ -26,7 +29,7 @@ start anything before ``start`` is called (building opens the pins and ports, no
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -119,27 +122,23 @@ class Table:
     shuffler: Shuffler
     serial: list[SerialAdapter]
     parts: Parts
-    holds: list[Hold] = field(default_factory=list)
+    holds: list[Hold] = field(default_factory=list)  # taken by `wire`, released by `stop`
     attachments: list[Attachment] = field(default_factory=list)
     started: list[Attachment] = field(default_factory=list)
     failed: list[tuple[Attachment, OSError]] = field(default_factory=list)
-    _held: list[Hold] = field(default_factory=list)
 
     def attach(self, attachment: Attachment) -> None:
         """Add an attachment (before ``start``)."""
         self.attachments.append(attachment)
 
     def start(self) -> None:
-        """Take the holds, start the owner, the adapters, arm the inputs, start the attachments.
-        Any exception but an attachment's OSError propagates, and nothing is left running."""
-        for hold in self.holds:
-            hold.acquire()
-            self._held.append(hold)
+        """Start the owner, the adapters, arm the inputs, start the attachments. Any exception
+        but an attachment's OSError propagates, and nothing is left running (holds released)."""
         try:
             self.owner.start()
         except BaseException:
             self._stop_serial()
-            self._release()
+            _release(self.holds)
             raise
         try:
             for device in self.serial:
@@ -169,7 +168,8 @@ class Table:
             self.owner.post(event)
 
     def stop(self) -> None:
-        """Stop the attachments (reversed), the owner (it closes the adapters), release holds."""
+        """Stop the attachments (reversed), the owner (it closes the adapters), release the
+        holds (reversed). Also for a table built and never started."""
         while self.started:
             attachment = self.started.pop()
             try:
@@ -177,20 +177,48 @@ class Table:
             except Exception:  # one attachment's failure must not keep the owner running
                 log.exception("%s did not stop cleanly", attachment.name)
         self.owner.stop()
-        self._release()
+        _release(self.holds)
 
     def _stop_serial(self) -> None:
         for device in self.serial:
             device.stop()
 
-    def _release(self) -> None:
-        while self._held:
-            self._held.pop().release()
+
+def _acquire(holds: Sequence[Hold]) -> list[Hold]:
+    taken: list[Hold] = []
+    try:
+        for hold in holds:
+            hold.acquire()
+            taken.append(hold)
+    except BaseException:
+        _release(taken)
+        raise
+    return taken
 
 
-def wire(config: TableConfig, journal_path: Path, parts: Parts) -> Table:
-    """Build the table of ``config`` on ``parts`` around a new owner (nothing started). The GPIO
-    and serial adapters opened here are closed again if a later part cannot be built."""
+def _release(holds: list[Hold]) -> None:
+    while holds:
+        holds.pop().release()
+
+
+def wire(
+    config: TableConfig, journal_path: Path, parts: Parts, holds: Sequence[Hold] = ()
+) -> Table:
+    """Build the table of ``config`` on ``parts`` around a new owner (nothing started).
+
+    ``holds`` are acquired first, in order, before any pin, port or file is opened: the place for
+    the journal's lock (a second controller on the same journal must touch nothing); they are
+    released by `Table.stop`, or here when building fails. The GPIO and serial adapters opened
+    here are closed again if a later part cannot be built."""
+    taken = _acquire(holds)
+    try:
+        return _build(config, journal_path, parts, taken)
+    except BaseException:
+        _release(taken)
+        raise
+
+
+def _build(config: TableConfig, journal_path: Path, parts: Parts, holds: list[Hold]) -> Table:
     owner_box: list[Owner] = []
 
     def post(event: Any) -> None:
@@ -223,7 +251,8 @@ def wire(config: TableConfig, journal_path: Path, parts: Parts) -> Table:
         **owner_journal_options(config),  # identity, game configuration, anchor, key
     )
     owner_box.append(owner)
-    table = Table(config, owner, devices, gpio, port, shoe, shuffler, [shoe, shuffler], parts)
+    serial: list[SerialAdapter] = [shoe, shuffler]
+    table = Table(config, owner, devices, gpio, port, shoe, shuffler, serial, parts, holds)
     if gpio.sign is not None:
         table.attach(SignAttachment(gpio.sign))
     return table
