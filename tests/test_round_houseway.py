@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from round_support import Table
+from round_support import Table, rejection
 from test_config import minimal
 
 from controller.config import parse_config
@@ -20,14 +20,18 @@ from fsm.rules.houseway import HouseWay
 
 QUEEN_DRAGON = ["Qs", "Jh", "9d", "7c", "5s", "3h", "2d"]  # queen high, no pair/straight/flush
 TWO_PAIR = ["Ac", "Ad", "Ks", "Kh", "5s", "3h", "2d"]
+OTHER_QUEEN_DRAGON = ["Qc", "Jd", "9s", "7h", "6c", "4d", "3s"]  # shares no card with TWO_PAIR
 
 
-def hands_with(dealer: list[str]) -> dict[str, list[str]]:
-    taken = {parse_card(c) for c in dealer}
-    rest = [format_card(c) for c in range(52) if c not in taken]
+def hands_with(dealer: list[str], **areas: list[str]) -> dict[str, list[str]]:
+    """The seven hands of a card-reading shoe: the dealer's and any area's given (``a4=...``),
+    the other areas filled from the rest of the deck."""
+    given = {"dealer": dealer, **{name.removeprefix("a"): cards for name, cards in areas.items()}}
+    taken = {parse_card(c) for cards in given.values() for c in cards}
+    rest = iter(format_card(c) for c in range(52) if c not in taken)
     out: dict[str, list[str]] = {"dealer": dealer}
-    for area in range(1, 7):
-        out[str(area)] = rest[(area - 1) * 7 : area * 7]
+    for area in map(str, range(1, 7)):
+        out[area] = given.get(area) or [next(rest) for _ in range(7)]
     return out
 
 
@@ -81,3 +85,43 @@ def test_house_way_and_ez_pai_gow_are_part_of_the_journaled_game_configuration()
     assert game.to_mapping()["house_way"] == "foxwoods"
     assert game.to_mapping()["ez_pai_gow"] is True
     assert game.way.name == "foxwoods"
+
+
+def test_ez_pai_gow_judges_the_player_banks_seven_cards_when_a_player_banks_h3() -> None:
+    """NJ 13:69F-11.9(h)3: the dealer's *or playerbank's* queen dragon pushes; with a player bank
+    it is the bank's cards that decide, the dealer's hand is still set by the house way."""
+    data = minimal()
+    data["game"] = {"card_reading_shoe": True, "ez_pai_gow": True, "player_banking": True}
+    t = Table(cfg=parse_config(data, "test.toml").game)
+    t.open()
+    t.lock()  # round 1 is the start of the game: nobody banks (NY 5324.41(h)(2))
+    t.start()
+    t.deal()
+    t.ev("play_complete")
+    t.ev("shuffle_complete", count=53)
+    t.ev("bank_accepted", position=4)
+    t.lock(2)
+    t.start(1)
+    dealt = t.ev("dealt", remaining=4, hands=hands_with(TWO_PAIR, a4=OTHER_QUEEN_DRAGON))
+    assert rejection(dealt) is None
+    (hand,) = [e for e in t.ev("play_complete") if e["type"] == "dealer_hand"]
+    assert hand["bank"] == 4
+    assert hand["queen_dragon"] is True and hand["pai_gow_wagers"] == "push"
+
+
+def test_with_a_player_bank_the_dealers_queen_dragon_does_not_push() -> None:
+    data = minimal()
+    data["game"] = {"card_reading_shoe": True, "ez_pai_gow": True, "player_banking": True}
+    t = Table(cfg=parse_config(data, "test.toml").game)
+    t.open()
+    t.lock()
+    t.start()
+    t.deal()
+    t.ev("play_complete")
+    t.ev("shuffle_complete", count=53)
+    t.ev("bank_accepted", position=4)
+    t.lock(2)
+    t.start(1)
+    assert rejection(t.ev("dealt", remaining=4, hands=hands_with(QUEEN_DRAGON))) is None
+    (hand,) = [e for e in t.ev("play_complete") if e["type"] == "dealer_hand"]
+    assert hand["bank"] == 4 and hand["queen_dragon"] is False
