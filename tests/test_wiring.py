@@ -162,7 +162,8 @@ def test_attachments_start_after_the_owner_runs_and_stop_before_it(tmp_path: Pat
         assert log[0] == "acquire"
         assert log[1].startswith("start seq=") and log[1].endswith("alive=True")
         assert int(log[1].split("seq=")[1].split()[0]) >= 1  # power-up already committed
-        assert [a.name for a in service.table.started] == ["recorder"]
+        # the meter sign's reader is attached by wire() itself (the simulated pin plan has one)
+        assert [a.name for a in service.table.started] == ["meter sign", "recorder"]
         assert [(a.name, str(e)) for a, e in service.table.failed] == [
             ("refuses", "no socket here")
         ]
@@ -226,3 +227,17 @@ def test_holds_are_taken_before_any_pin_port_or_file_is_opened(tmp_path: Path) -
     assert log == ["acquire", "release"]
     assert serial.sim is None
     assert sorted(p.name for p in tmp_path.iterdir()) == []
+
+
+def test_inputs_are_armed_only_once_the_owner_runs(tmp_path: Path) -> None:
+    """Issue 9: an edge before the owner thread runs has nowhere to go; the wiring claims the
+    inputs unarmed and arms them in `Table.start`, for run and simulate alike."""
+    from controller.sim import simulate
+
+    service = simulate.build_service(load_config(SIMULATED_TABLE), tmp_path / "j.db", seed=2)
+    try:
+        assert service.table.gpio.lockout._button.when_activated is None
+        service.start()
+        assert service.table.gpio.lockout._button.when_activated is not None
+    finally:
+        service.close()

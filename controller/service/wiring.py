@@ -8,12 +8,13 @@ stop (`Table.start` / `Table.stop`):
 1. ``holds`` are taken by `wire` itself (e.g. the lock on the journal), before any pin, port or
    file is opened, and released last;
 2. the owner starts (power-up, restore, re-apply of the committed outputs);
-3. the serial adapters start, then the inputs are armed (`Table.arm_inputs`: the held switches'
-   positions are posted once, a key already turned on posting no edge): the one place for what
-   inputs need once the owner can take their events;
-4. ``attachments`` start in order, each given the running owner (the supervisor console; later
-   the floor link, the page, the meter sign): they read the owner's published snapshot and post
-   events, never touch the machine or the journal;
+3. the serial adapters start, then the inputs are armed (`Table.arm_inputs`: the GPIO inputs,
+   claimed when built, get their handlers; the held switches' positions are posted once, a key
+   already turned on posting no edge): the one place for what inputs need once the owner can
+   take their events;
+4. ``attachments`` start in order, each given the running owner (the meter sign's reader when a
+   sign is fitted, the supervisor console; later the floor link, the page): they read the
+   owner's published snapshot and post events, never touch the machine or the journal;
 5. stop runs it backwards: attachments (reversed), the owner (which stops the adapters it
    drives), the holds (reversed).
 
@@ -21,9 +22,11 @@ stop (`Table.start` / `Table.stop`):
 
 What differs between the Pi and the simulated table is only what `Parts` carries: the pin
 factory, how the serial adapters are opened (the configured ports, or the pty simulators), the
-draw source and the clock, the debounce times; the scripted people of the simulation drive the
-pins and never pass through here. Must never: hold a game rule, choose a pin factory itself, or
-start anything before ``start`` is called (building opens the pins and ports, nothing runs).
+draw source and the clock, the debounce / glitch-filter times, the SPI bus of the MAX7219
+chain; the scripted people of the simulation drive the pins and never pass through here.
+
+Must never: hold a game rule, choose a pin factory itself, or start anything before ``start`` is
+called (building opens the pins and ports, nothing runs).
 """
 
 from __future__ import annotations
