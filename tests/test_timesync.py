@@ -65,10 +65,7 @@ def test_a_later_synchronisation_is_posted_once(monkeypatch: pytest.MonkeyPatch)
         def post(self, event: Event) -> None:
             posted.append(event)
 
-    class Gpio:
-        sign = None
-
-    watch = run_cli._Watch(Owner(), Gpio())
+    watch = run_cli._Watch(Owner())
     assert watch.check() and posted == []
     synced.set()
     assert watch.check() and watch.check()

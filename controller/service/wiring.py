@@ -8,15 +8,15 @@ stop (`Table.start` / `Table.stop`):
 1. ``holds`` are taken by `wire` itself (e.g. the lock on the journal), before any pin, port or
    file is opened, and released last;
 2. the owner starts (power-up, restore, re-apply of the committed outputs);
-3. the serial adapters start, then the inputs are armed (`Table.arm_inputs`: the GPIO inputs,
-   claimed when built, get their handlers; the held switches' positions are posted once, a key
-   already turned on posting no edge): the one place for what inputs need once the owner can
-   take their events;
-4. ``attachments`` start in order, each given the running owner (the meter sign's reader when a
+3. ``attachments`` start in order, each given the running owner (the meter sign's reader when a
    sign is fitted, the supervisor console; later the floor link, the page): they read the
    owner's published snapshot and post events, never touch the machine or the journal;
+4. the inputs are armed (`Table.arm_inputs`, the one place for what inputs need once the owner
+   can take their events): the GPIO inputs, claimed when built, get their handlers; the held
+   switches' positions are posted once (a key already turned on posts no edge); the serial
+   links start (a command the power-up re-applied waits in its link until then);
 5. stop runs it backwards: attachments (reversed), the owner (which stops the adapters it
-   drives), the holds (reversed).
+   drives), the readers marked ``stop_after_owner`` (the meter sign), the holds (reversed).
 
 ``wire`` builds (holds first); ``Table.start`` runs steps 2-4; ``Table.stop`` step 5.
 
@@ -32,7 +32,7 @@ called (building opens the pins and ports, nothing runs).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -64,7 +64,10 @@ class SerialAdapter(Protocol):
 class Attachment(Protocol):
     """A component started after the owner runs and stopped before it stops (console, floor link,
     page, meter sign). ``start`` gets the running owner; an attachment that cannot start raises
-    OSError and the table runs without it (`Table.failed` lists it; the command says so)."""
+    OSError and the table runs without it (`Table.failed` lists it; the command says so). An
+    attachment that only reads the owner's publications and blocks waiting for them may set
+    ``stop_after_owner = True``: it is stopped once the owner has stopped (which wakes it), so
+    the owner's stop is not held up by it."""
 
     name: str
 
@@ -135,8 +138,9 @@ class Table:
         self.attachments.append(attachment)
 
     def start(self) -> None:
-        """Start the owner, the adapters, arm the inputs, start the attachments. Any exception
-        but an attachment's OSError propagates, and nothing is left running (holds released)."""
+        """Start the owner, the attachments, then arm the inputs (GPIO handlers, held switches,
+        the serial links). Any exception but an attachment's OSError propagates, and nothing is
+        left running (holds released)."""
         try:
             self.owner.start()
         except BaseException:
@@ -144,9 +148,6 @@ class Table:
             _release(self.holds)
             raise
         try:
-            for device in self.serial:
-                device.start()
-            self.arm_inputs()
             for attachment in self.attachments:
                 try:
                     attachment.start(self.owner)
@@ -155,36 +156,46 @@ class Table:
                     self.failed.append((attachment, exc))
                     continue
                 self.started.append(attachment)
+            self.arm_inputs()
         except BaseException:
             self.stop()  # nothing is left running when start fails
             raise
 
     def arm_inputs(self) -> None:
-        """The inputs once the owner runs: their handlers attached (``gpio.arm()``: an edge
-        before this is not seen), then the held switches' current positions posted (a key
-        already on at power-up posts no edge). The one place for what inputs need once the owner
-        can take their events."""
+        """Every input once the owner runs, the one place for it: the GPIO handlers attached
+        (``gpio.arm()``: an edge before this is not seen), the held switches' current positions
+        posted (a key already on at power-up posts no edge), then the serial links started (what
+        the power-up re-applied to the shoe or shuffler waits in its link until then)."""
         self.gpio.arm()
-        if not self.parts.post_held_switches:
-            return
-        for event in self.gpio.held_switch_events():
-            self.owner.post(event)
+        if self.parts.post_held_switches:
+            for event in self.gpio.held_switch_events():
+                self.owner.post(event)
+        for device in self.serial:
+            device.start()
 
     def stop(self) -> None:
-        """Stop the attachments (reversed), the owner (it closes the adapters), release the
-        holds (reversed). Also for a table built and never started."""
-        while self.started:
-            attachment = self.started.pop()
-            try:
-                attachment.stop()
-            except Exception:  # one attachment's failure must not keep the owner running
-                log.exception("%s did not stop cleanly", attachment.name)
+        """Stop the attachments (reversed; a reader that waits on the owner's publications, with
+        ``stop_after_owner``, only after the owner, whose stop wakes it), the owner (it closes the
+        adapters), release the holds (reversed). Also for a table built and never started."""
+        after = [a for a in self.started if getattr(a, "stop_after_owner", False)]
+        before = [a for a in self.started if a not in after]
+        self.started.clear()
+        _stop_each(reversed(before))
         self.owner.stop()
+        _stop_each(reversed(after))
         _release(self.holds)
 
     def _stop_serial(self) -> None:
         for device in self.serial:
             device.stop()
+
+
+def _stop_each(attachments: Iterable[Attachment]) -> None:
+    for attachment in attachments:
+        try:
+            attachment.stop()
+        except Exception:  # one attachment's failure must not keep the table running
+            log.exception("%s did not stop cleanly", attachment.name)
 
 
 def _acquire(holds: Sequence[Hold]) -> list[Hold]:
@@ -266,6 +277,7 @@ class SignAttachment:
     sign in step with the owner's publications. Attached by `wire` whenever a sign is fitted."""
 
     name = "meter sign"
+    stop_after_owner = True  # it waits on the owner's publications; the owner's stop wakes it
 
     def __init__(self, sign: Any) -> None:
         self._sign = sign
