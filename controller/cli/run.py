@@ -307,7 +307,7 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
         table.attach(FloorAttachment(config, config.journal_path))  # [sas]: the floor link
         owner = table.owner
         try:
-            table.start()  # owner, adapters, inputs armed, sign reader, console
+            table.start()  # owner, then sign reader and console, then inputs and serial links
         except Exception as exc:  # JournalError: wrong table, damaged file
             print(f"run: cannot start: {type(exc).__name__}: {exc}", file=sys.stderr)
             return EXIT_UNAVAILABLE
