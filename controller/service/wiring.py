@@ -9,7 +9,7 @@ stop (`Table.start` / `Table.stop`):
    file is opened, and released last;
 2. the owner starts (power-up, restore, re-apply of the committed outputs);
 3. ``attachments`` start in order, each given the running owner (the meter sign's reader when a
-   sign is fitted, the supervisor console; later the floor link, the page): they read the
+   sign is fitted, the floor link, the supervisor console; later the page): they read the
    owner's published snapshot and post events, never touch the machine or the journal;
 4. the inputs are armed (`Table.arm_inputs`, the one place for what inputs need once the owner
    can take their events): the GPIO inputs, claimed when built, get their handlers; the held
