@@ -132,7 +132,9 @@ def host(link: Path | str) -> Any:
 
 def general_poll(sm: Any) -> int:
     """One general poll to address 1 and its exception byte; then a poll to address 0, which
-    acknowledges it (implied ACK). sas-comm-py has no general poll of its own."""
+    acknowledges it (implied ACK). sas-comm-py has no general poll of its own. Bytes that came
+    while the host asked nothing (chirps, sent after 5 s unpolled) are no answer: flushed first."""
+    sm.port.reset_input_buffer()
     sm.port.write(b"\x81")
     got = sm.port.read(1)
     sm.port.write(b"\x80")

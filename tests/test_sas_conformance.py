@@ -260,6 +260,9 @@ def test_progressive_hit_raises_51_1b_returns_it_until_validation_raises_52(tmp_
     sm = host(tmp_path / "sas")
     try:
         drive_to_hit(owner)
+        # the queue is folded from the journal by the floor link's follower thread, after the
+        # owner published: the host polls once it holds what the owner committed
+        assert floor.wait_folded(owner.public.seq, 10.0)
         seen = exceptions_until(sm, 0x51)
         assert seen[-1] == 0x51, seen
         (pending,) = [
@@ -275,6 +278,7 @@ def test_progressive_hit_raises_51_1b_returns_it_until_validation_raises_52(tmp_
         again = sm.write_type_R(0x1B, length_to_read=20)  # until validated
         assert bcd_value(list(again.data)[2:7]) == display
         post(owner, "hit_validated", position=1, supervisor="trainer")
+        assert floor.wait_folded(owner.public.seq, 10.0)
         later = drain_exceptions(sm)
         assert 0x52 in later and 0x54 in later, later
         level = journal_meters(db)[pending["level"]]

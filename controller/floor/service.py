@@ -105,6 +105,7 @@ class FloorLink:
         self._acked_local: set[tuple[int, int]] = set()
         self._delivered: Queued | None = None
         self._stop = threading.Event()
+        self._folded = threading.Condition()
         self._follower: threading.Thread | None = None
         self._conn: sqlite3.Connection | None = None
         self.posted_errors = 0
@@ -139,6 +140,15 @@ class FloorLink:
 
     def status(self) -> dict[str, object]:
         return {**self.port.status(), "queued": len(self.pending())}
+
+    def wait_folded(self, seq: int, timeout: float | None = None) -> bool:
+        """Block until the exception queue has folded the journal up to ``seq`` (e.g. the
+        owner's ``public.seq``) or ``timeout``; True when it has. The queue follows the commits
+        through the follower thread, so a general poll made right after a commit may still see
+        the queue before it (the exception comes at the next poll); whoever must see it in the
+        very next answer (a test) waits here first."""
+        with self._folded:
+            return self._folded.wait_for(lambda: self.fold.seq >= seq, timeout)
 
     # ------------------------------------------------------------------ the queue
     def pending(self) -> list[Queued]:
@@ -235,8 +245,10 @@ class FloorLink:
             self._close_connection()
             return
         keys = {q.key for q in fold.queue}
-        self.fold = fold
-        self._acked_local &= keys
+        with self._folded:
+            self.fold = fold
+            self._acked_local &= keys
+            self._folded.notify_all()
 
     def _follow(self) -> None:
         last_save = 0.0
