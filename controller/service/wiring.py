@@ -137,10 +137,10 @@ class Table:
         """Add an attachment (before ``start``)."""
         self.attachments.append(attachment)
 
-    def start(self) -> None:
+    def start(self, *, arm: bool = True) -> None:
         """Start the owner, the attachments, then arm the inputs (GPIO handlers, held switches,
-        the serial links). Any exception but an attachment's OSError propagates, and nothing is
-        left running (holds released)."""
+        the serial links; ``arm`` False: not yet, the caller calls `arm_inputs`). Any exception
+        but an attachment's OSError propagates, and nothing is left running (holds released)."""
         try:
             self.owner.start()
         except BaseException:
@@ -156,7 +156,8 @@ class Table:
                     self.failed.append((attachment, exc))
                     continue
                 self.started.append(attachment)
-            self.arm_inputs()
+            if arm:
+                self.arm_inputs()
         except BaseException:
             self.stop()  # nothing is left running when start fails
             raise

@@ -74,9 +74,10 @@ class Service:
     def devices(self) -> TableDevices:
         return self.table.devices
 
-    def start(self) -> None:
-        """Start the table (`Table.start`: owner, adapters, inputs, attachments)."""
-        self.table.start()
+    def start(self, *, arm: bool = True) -> None:
+        """Start the table (`Table.start`: owner, adapters, attachments, inputs unless ``arm``
+        is False)."""
+        self.table.start(arm=arm)
 
     def close(self) -> None:
         """Stop the table, then the pty simulators."""
@@ -357,7 +358,12 @@ def run_headless(
     stopper.install()
     floor = _attach_floor(service, db, sas_link)
     try:
-        service.start()
+        # the inputs are armed only when there is a round to play: a journal that already holds
+        # the rounds gets its power-up and nothing else (no device answer to the requests the
+        # power-up re-applied, e.g. the shuffle, racing the stop into the journal)
+        service.start(arm=False)
+        if service.owner.public.rounds_completed < rounds:
+            service.table.arm_inputs()
         _floor_note(floor, out)
         code = play(service, rounds, stopper, out)
         snap = service.owner.public
