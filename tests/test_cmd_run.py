@@ -16,7 +16,6 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,19 +28,6 @@ TABLECTL = [sys.executable, "-m", "controller.cli"]
 
 def tablectl(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([*TABLECTL, *args], capture_output=True, text=True, cwd=ROOT, timeout=60)
-
-
-@pytest.fixture()
-def ptys() -> Iterator[tuple[str, str]]:
-    fds: list[int] = []
-    names: list[str] = []
-    for _ in range(2):
-        master, slave = os.openpty()
-        fds += [master, slave]
-        names.append(os.ttyname(slave))
-    yield names[0], names[1]
-    for fd in fds:
-        os.close(fd)
 
 
 def write_config(tmp_path: Path, shoe: str, shuffler: str) -> Path:

@@ -11,8 +11,6 @@ attachment that records what it saw.
 from __future__ import annotations
 
 import ast
-import os
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 
@@ -47,19 +45,6 @@ def test_run_and_simulate_build_nothing_the_wiring_builds(module: str) -> None:
     calls = calls_in(ROOT / module)
     assert "wire" in calls, f"{module} must build its table with controller.service.wiring.wire"
     assert not calls & WIRED_ONLY, f"{module} builds {sorted(calls & WIRED_ONLY)} itself"
-
-
-@pytest.fixture()
-def ptys() -> Iterator[tuple[str, str]]:
-    fds: list[int] = []
-    names: list[str] = []
-    for _ in range(2):
-        master, slave = os.openpty()
-        fds += [master, slave]
-        names.append(os.ttyname(slave))
-    yield names[0], names[1]
-    for fd in fds:
-        os.close(fd)
 
 
 def test_both_builders_return_a_table_made_by_wire(
