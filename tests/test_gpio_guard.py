@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from gpiozero.pins.mock import MockFactory
-from test_cmd_run import ptys, write_config
+from test_cmd_run import write_config
 from test_gpio_rig import DEFAULT_SENSOR_PINS, LOCKOUT_PIN, NEXT_PIN, SEGMENT_WIRING
 
 from controller.cli import run as run_cli
@@ -23,7 +23,6 @@ from drivers.gpio.table import build_gpio_table
 from fsm.round.events import Event
 
 ROOT = Path(__file__).resolve().parents[1]
-__all__ = ["ptys"]  # the fixture of test_cmd_run
 
 LGPIO_EDGES = """
 import os, struct, time, lgpio
