@@ -9,8 +9,8 @@ validates its own section through its ``from_mapping``: ``[pins]`` -> ``drivers.
 ``[serial.shoe]`` and ``[serial.shuffler]`` -> ``drivers.serial`` ``ShoeConfig`` /
 ``ShufflerConfig`` (one ``DeviceConfig``). This module validates the sections no component owns
 (``[table]``, ``[sas]``, ``[journal]``, ``[console]``, ``[supervisors]``) and the device model. A
-section or key that nothing reads is refused (so there is no ``[web]`` section: no status page
-reads one). Supervisor PINs are stored
+section or key that nothing reads is refused; ``[web]`` -> ``controller.web.config.WebSection``
+(the page). Supervisor PINs are stored
 hashed with scrypt (`check_pin` verifies one); a plain PIN is an error.
 
 Must never: change a running table's configuration (that is the round machine's journaled
@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controller.floor.config import SasSection, parse_sas
+from controller.web.config import WebSection
 from drivers.gpio.config import PinConfig
 from drivers.serial.adapter import DeviceConfig
 from drivers.serial.shoe import ShoeConfig
@@ -47,6 +48,7 @@ SIMULATED_TABLE = DATA_DIR / "simulated-table.toml"
 
 SECTIONS = (
     "table", "pins", "serial", "sas", "game", "bonus", "journal", "console", "supervisors",
+    "web",
 )  # fmt: skip
 SERIAL_DEVICES = ("shoe", "shuffler")
 SERIAL_MODELS = ("reference",)
@@ -195,6 +197,8 @@ class TableConfig:
     journal_anchor: Path | None = None
     #: [journal] key_file: the keyed chain's key (None: an unkeyed chain)
     journal_key_file: Path | None = None
+    #: [web]: the table's page (controller/web)
+    web: WebSection = field(default_factory=WebSection)
 
     @property
     def bonus(self) -> BonusConfig | None:
@@ -538,6 +542,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     anchor, key_file = _parse_journal_files(data.get("journal", {}), problems)
     console = _parse_console(data.get("console", {}), problems)
     supervisors = _parse_supervisors(data["supervisors"], problems) if "supervisors" in data else {}
+    web = _delegate(WebSection.from_mapping, data.get("web", {}), "web", problems)
     if problems or pins is None or game is None:
         raise ConfigError(source, problems or ["configuration could not be validated"])
     return TableConfig(
@@ -552,6 +557,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         supervisors=supervisors,
         source=source,
         console=console,
+        web=web or WebSection(),
     )
 
 

@@ -166,13 +166,26 @@ def test_malformed_value_gives_its_exact_message(
 
 
 def test_a_section_nothing_reads_is_refused() -> None:
-    """Issue 7 point 7: refuse any key nothing reads (the status page does not exist yet)."""
+    """Issue 7 point 7: refuse any section nothing reads."""
     data = minimal()
-    data["web"] = {"enabled": True, "port": 8080}
+    data["webpage"] = {"enabled": True, "port": 8080}
     assert problems_of(data) == [
-        "web: unknown section (allowed: table, pins, serial, sas, game, bonus, journal, "
-        "console, supervisors)"
+        "webpage: unknown section (allowed: table, pins, serial, sas, game, bonus, journal, "
+        "console, supervisors, web)"
     ]
+
+
+def test_the_web_section_names_its_bad_key() -> None:
+    """Issue 11: ``[web]`` is read through fsm.configread; a bad value names its key."""
+    data = minimal()
+    data["web"] = {"enabled": True, "host": "localhost"}
+    assert problems_of(data) == [
+        "web.host: must be an IP address such as 127.0.0.1 or 0.0.0.0, got 'localhost'"
+    ]
+    data["web"] = {"enabled": True, "port": 0}
+    assert [p.split(":")[0] for p in problems_of(data)] == ["web.port"]
+    data["web"] = {"enabled": True, "colour": "red"}
+    assert [p.split(":")[0] for p in problems_of(data)] == ["web.colour"]
 
 
 def test_the_1_7_side_wager_pay_table_must_pay_what_the_round_pays_j() -> None:

@@ -18,7 +18,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _spawn(*args: str) -> subprocess.Popen[str]:
-    cmd = [sys.executable, "-m", "controller.cli", "simulate", *args]
+    page = () if "--headless" in args else ("--port", "0")  # the page on any free port
+    cmd = [sys.executable, "-m", "controller.cli", "simulate", *args, *page]
     return subprocess.Popen(
         cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
@@ -70,7 +71,8 @@ def test_make_run_paces_the_table_for_a_person_with_a_line_per_state(tmp_path: P
     assert proc.returncode == 0, err[-2000:]
     states = [x.split(" | ")[2] for x in lines if " | journal seq " in x]
     assert states[-2:] == ["Open_Betting", "Open_LockedOut"]  # the lock-out shown as it happens
-    assert all(x.startswith("0 rounds") for x in lines[1:])  # not a blur of finished rounds
+    assert lines[1].startswith("page: http://127.0.0.1:")
+    assert all(x.startswith("0 rounds") for x in lines[2:])  # not a blur of finished rounds
 
 
 def test_headless_linger_keeps_serving_until_sigterm_with_exactly_n_rounds(

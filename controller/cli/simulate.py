@@ -32,7 +32,19 @@ def register(sub: Any) -> None:
         "simulated shoe and shuffler and scripted dealer, players and supervisor.",
     )
     p.add_argument("--config", metavar="PATH", help="table configuration (default: simulated)")
-    p.add_argument("--port", type=int, default=8080, help="status page port (not served yet)")
+    p.add_argument(
+        "--port",
+        type=int,
+        default=8080,
+        help="without --headless: the virtual table's page on 127.0.0.1:PORT (default 8080; "
+        "0: any free port, printed)",
+    )
+    p.add_argument(
+        "--no-script",
+        action="store_true",
+        help="without --headless: the scripted dealer, players and supervisor never act "
+        "(every role is a person at the page)",
+    )
     p.add_argument("--db", metavar="PATH", help="journal file (default: the config's)")
     p.add_argument(
         "--sas-link",
@@ -92,6 +104,12 @@ def run_simulate(args: argparse.Namespace) -> int:
     if args.console_socket is not None and args.headless:
         print("tablectl simulate: --console-socket is for the non-headless table", file=err)
         return EXIT_BAD_INPUT
+    if not 0 <= args.port <= 65535:
+        print(f"tablectl simulate: --port: 0 to 65535, got {args.port}", file=err)
+        return EXIT_BAD_INPUT
+    if args.no_script and args.headless:
+        print("tablectl simulate: --no-script is for the non-headless table", file=err)
+        return EXIT_BAD_INPUT
     if args.pace is not None and (args.headless or not 0 <= args.pace <= 60):
         print("tablectl simulate: --pace takes 0 to 60 seconds, without --headless", file=err)
         return EXIT_BAD_INPUT
@@ -149,6 +167,8 @@ def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:
                 pace_s=pace,
                 console_socket=Path(args.console_socket) if args.console_socket else None,
                 sas_link=Path(args.sas_link) if args.sas_link else None,
+                port=args.port,
+                scripted=not args.no_script,
             )
         )
     except StorageFault as exc:  # cleared only by a restart that passes the storage check

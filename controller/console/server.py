@@ -506,6 +506,12 @@ class ConsoleServer:
             return {"ok": False, "error": f"internal error: {type(exc).__name__}: {exc}"[:300]}
 
     # ------------------------------------------------------------------ authentication
+    def authenticate(self, supervisor: str, pin: str, request: str) -> str | None:
+        """The console's PIN check for another local channel (the web page's sign-in): None
+        when the PIN is the supervisor's, otherwise the refusal, journaled and counted against
+        the same attempt limits as a console request."""
+        return self._authenticate(supervisor, pin, request)
+
     def _authenticate(self, supervisor: str, pin: str, request: str) -> str | None:
         """None when the PIN is the supervisor's; otherwise the refusal (journaled)."""
         now = self._clock()

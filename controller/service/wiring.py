@@ -356,3 +356,55 @@ class ConsoleAttachment:
         if self.server is not None:
             self.server.stop()
             self.server = None
+
+
+class WebAttachment:
+    """The table's page (`controller.web.server.WebServer`): the pit's status page on the Pi
+    (``[web]``), the virtual table in simulation (``inputs``: the MockPins clicks drive).
+    ``server`` is None until started; ``error`` says why it did not start."""
+
+    name = "page"
+
+    def __init__(
+        self,
+        config: TableConfig,
+        journal_path: Path,
+        *,
+        port: int | None = None,
+        inputs: Any = None,
+        mode: str = "pit",
+    ) -> None:
+        self._config = config
+        self._journal_path = journal_path
+        self._port = port
+        self._inputs = inputs
+        self._mode = mode
+        self.server: Any = None
+        self.error: OSError | None = None
+
+    def start(self, owner: Owner) -> None:
+        from controller.web.server import WebServer
+
+        game = self._config.game
+        server = WebServer(
+            owner,
+            self._journal_path,
+            self._config.supervisors,
+            self._config.web,
+            port=self._port,
+            inputs=self._inputs,
+            mode=self._mode,
+            way=game.way,
+            ranking=game.ranking,
+        )
+        try:
+            server.start()
+        except OSError as exc:
+            self.error = exc
+            raise
+        self.server = server
+
+    def stop(self) -> None:
+        if self.server is not None:
+            self.server.stop()
+            self.server = None

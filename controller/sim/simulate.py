@@ -31,7 +31,14 @@ from controller.config import SIMULATED_TABLE, TableConfig, load_config
 from controller.service.devices import InputPort, TableDevices
 from controller.service.owner import Owner, PublicSnapshot, utc_now_ms
 from controller.service.rng import SeededDraw
-from controller.service.wiring import ConsoleAttachment, FloorAttachment, Parts, Table, wire
+from controller.service.wiring import (
+    ConsoleAttachment,
+    FloorAttachment,
+    Parts,
+    Table,
+    WebAttachment,
+    wire,
+)
 from controller.sim.actors import WAITING_STATES, Director
 from controller.sim.faults import FaultPlan, parse_faults
 from controller.sim.table import (
@@ -399,6 +406,15 @@ def _floor_note(floor: FloorAttachment | None, out: TextIO | None) -> None:
         print(f"SAS link: {floor.link_path} -> {link}", file=out, flush=True)
 
 
+def _page_note(page: WebAttachment | None, out: TextIO) -> None:
+    if page is None:
+        return
+    if page.server is None:
+        print(f"page not started: {page.error}", file=out, flush=True)
+    else:
+        print(f"page: {page.server.url}", file=out, flush=True)
+
+
 def run_service(
     db: Path | None,
     seed: int | str,
@@ -409,10 +425,14 @@ def run_service(
     pace_s: float = DEFAULT_PACE_S,
     console_socket: Path | None = None,
     sas_link: Path | None = None,
+    port: int | None = None,
+    scripted: bool = True,
 ) -> int:
     """The simulated table until SIGTERM / Ctrl-C at a pace a person can follow (``pace_s``
     after each action of the scripted people), one status line per state, with the supervisor
-    console on ``console_socket`` (default: beside the journal)."""
+    console on ``console_socket`` (default: beside the journal) and the virtual table's page on
+    ``port`` (None: no page; 0: any free port). ``scripted`` False: the scripted people never
+    act (every role is a person at the page)."""
     config = load_sim_config(config_path)
     path = Path(db) if db is not None else config.journal_path
     service = build_service(config, path, seed, fault_spec)
@@ -420,6 +440,10 @@ def run_service(
     stopper.install()
     hold = TrainerHold()
     floor = _attach_floor(service, path, sas_link)
+    page: WebAttachment | None = None
+    if port is not None:
+        page = WebAttachment(config, path, port=port, inputs=service.pins, mode="sim")
+        service.table.attach(page)
     console: ConsoleAttachment | None = None
     if config.console.enabled:
         socket_path = console_socket or console_socket_path(path)
@@ -444,6 +468,9 @@ def run_service(
             file=out,
             flush=True,
         )
+        _page_note(page, out)
+        if not scripted:
+            return play(service, None, stopper, out, status_lines=True, hold=lambda _s: True)
         return play(service, None, stopper, out, status_lines=True, pace_s=pace_s, hold=hold)
     finally:
         service.close()

@@ -1,0 +1,331 @@
+"""The page's HTTP and websocket routes (Tornado handlers), all on the page's own event loop.
+
+Routes: ``/`` the page; ``/static/...`` its files; ``/ws?since=SEQ`` the live feed (frames, and
+the journal entries after SEQ for a browser that reconnects); ``/api/frame`` and
+``/api/entries?since=SEQ`` the same by HTTP; ``POST /api/input`` a press on the simulated table
+(drives the MockFactory pin as the hardware would; refused on the Pi); ``POST /api/login`` /
+``/api/logout`` a supervisor's session; ``POST /api/action`` a supervisor's step, posted on the
+owner's queue as the console's event (``via: "web"``). Every POST carries the XSRF token
+(Tornado's ``xsrf_cookies``); the session cookie is HttpOnly and SameSite=Strict.
+
+Adding a control: a handler here (or an ``input``/``request`` name below) and its drawing in
+static/table.js; the page's state comes only from frames. Must never touch the round machine or
+the journal for writing, never block the loop (PIN checks and commits wait on an executor), and
+never send a card of an unresolved round (frames come from `controller.web.view`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import tornado.web
+import tornado.websocket
+from tornado.ioloop import IOLoop
+
+from controller.console.server import REQUESTS, RequestError, build_event
+from controller.web import view
+from controller.web.auth import COOKIE, Sessions
+from controller.web.config import WebSection
+from controller.web.feed import Hub, open_read_only, read_entries
+from fsm.round.events import Event
+
+log = logging.getLogger(__name__)
+
+STATIC = Path(__file__).parent / "static"
+#: The longest the page waits for the owner to commit a posted step (s).
+COMMIT_TIMEOUT_S = 10.0
+MAX_BODY = 4096
+#: Requests of the console a supervisor may take from the page.
+ACTIONS = tuple(r for r in REQUESTS if r not in ("status", "meter-correct", "resolve-chips"))
+#: Entries a catching-up browser is sent at most.
+CATCH_UP = 200
+
+
+class Inputs:
+    """What the page may press on the simulated table (``controller.sim.table.MockPins``)."""
+
+    def drop_chip(self, position: int) -> None: ...
+
+    def press_lockout(self) -> None: ...
+
+    def press_next(self) -> None: ...
+
+    def press_void(self) -> None: ...
+
+    def turn_key(self, on: bool) -> None: ...
+
+    def shake(self) -> None: ...
+
+
+@dataclass
+class Page:
+    """Everything the handlers share (built by `controller.web.server.WebServer`)."""
+
+    owner: Any
+    journal_path: Path
+    section: WebSection
+    hub: Hub
+    sessions: Sessions
+    gate: Any  # controller.console.server.ConsoleServer (its PIN check, never started)
+    inputs: Any = None  # MockPins on the simulated table; None on the Pi
+    mode: str = "pit"
+    latest: Callable[[], dict[str, Any] | None] = lambda: None
+    gate_pool: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(1, thread_name_prefix="page-pin")
+    )
+    post_pool: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(4, thread_name_prefix="page-post")
+    )
+    #: extra inputs by name, added by other parts of the page (training): name -> f(body)
+    extra_inputs: dict[str, Callable[[Mapping[str, Any]], None]] = field(default_factory=dict)
+
+
+class _Base(tornado.web.RequestHandler):
+    page: Page
+
+    def initialize(self, page: Page) -> None:
+        self.page = page
+
+    def set_default_headers(self) -> None:
+        self.set_header("Cache-Control", "no-store")
+        self.set_header("X-Content-Type-Options", "nosniff")
+        self.set_header("X-Frame-Options", "DENY")
+        self.set_header("Referrer-Policy", "no-referrer")
+        self.set_header(
+            "Content-Security-Policy",
+            "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
+            "style-src 'self'; script-src 'self'; frame-ancestors 'none'",
+        )
+
+    def supervisor(self) -> str | None:
+        return self.page.sessions.get(self.get_cookie(COOKIE))
+
+    def body(self) -> dict[str, Any]:
+        if len(self.request.body) > MAX_BODY:
+            raise tornado.web.HTTPError(413, reason="request too large")
+        try:
+            data = json.loads(self.request.body or b"{}")
+        except ValueError:
+            raise tornado.web.HTTPError(400, reason="not JSON") from None
+        if not isinstance(data, dict):
+            raise tornado.web.HTTPError(400, reason="a JSON object expected")
+        return data
+
+    def reply(self, status: int, data: Mapping[str, Any]) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps(data, separators=(",", ":")))
+
+    def write_error(self, status_code: int, **kwargs: Any) -> None:
+        self.set_header("Content-Type", "application/json")
+        self.finish(json.dumps({"ok": False, "error": self._reason}))
+
+
+class IndexHandler(_Base):
+    def get(self) -> None:
+        self.xsrf_token  # noqa: B018 - sets the XSRF cookie the page's POSTs must echo
+        self.set_header("Content-Type", "text/html; charset=utf-8")
+        self.finish((STATIC / "index.html").read_bytes())
+
+
+class FrameHandler(_Base):
+    def get(self) -> None:
+        latest = self.page.latest() or {}
+        self.reply(200, {**latest, "me": self.supervisor()})
+
+
+def entries_after(journal_path: Path, since: int, up_to: int) -> list[dict[str, Any]]:
+    """The journal's entries after ``since`` up to the published ``up_to``, as the page lists
+    them (no card field): for a browser that reconnects."""
+    if since >= up_to:
+        return []
+    conn = open_read_only(journal_path)
+    try:
+        start = max(since, up_to - CATCH_UP)
+        rows = read_entries(conn, start, up_to, CATCH_UP)
+    finally:
+        conn.close()
+    return [view.entry_line(*row) for row in rows]
+
+
+class EntriesHandler(_Base):
+    def get(self) -> None:
+        try:
+            since = int(self.get_argument("since", "0"))
+        except ValueError:
+            raise tornado.web.HTTPError(400, reason="since: a journal seq") from None
+        up_to = int(self.page.owner.public.seq)
+        self.reply(200, {"entries": entries_after(self.page.journal_path, since, up_to)})
+
+
+class InputHandler(_Base):
+    """A press on the simulated table: the mock pin is driven as the hardware would be."""
+
+    def post(self) -> None:
+        pins = self.page.inputs
+        data = self.body()
+        name = str(data.get("input", ""))
+        if name in self.page.extra_inputs:
+            try:
+                self.page.extra_inputs[name](data)
+            except ValueError as exc:
+                self.reply(400, {"ok": False, "error": str(exc)})
+                return
+            self.reply(200, {"ok": True})
+            return
+        if pins is None:
+            self.reply(403, {"ok": False, "error": "read-only: the table's own buttons act here"})
+            return
+        try:
+            if name == "chip":
+                position = int(data.get("position", 0))
+                if not 1 <= position <= 6:
+                    raise ValueError("position: 1..6")
+                pins.drop_chip(position)
+            elif name == "lockout":
+                pins.press_lockout()
+            elif name == "next":
+                pins.press_next()
+            elif name == "void":
+                pins.press_void()
+            elif name == "key":
+                pins.turn_key(bool(data.get("on")))
+            elif name == "shake":
+                pins.shake()
+            else:
+                raise ValueError(f"input: unknown {name!r}")
+        except (TypeError, ValueError) as exc:
+            self.reply(400, {"ok": False, "error": str(exc)})
+            return
+        self.reply(200, {"ok": True})
+
+
+class LoginHandler(_Base):
+    async def post(self) -> None:
+        data = self.body()
+        supervisor, pin = data.get("supervisor"), data.get("pin")
+        if not isinstance(supervisor, str) or not isinstance(pin, str) or not supervisor:
+            self.reply(400, {"ok": False, "error": "supervisor and pin: both required"})
+            return
+        if not self.page.section.actions:
+            self.reply(403, {"ok": False, "error": "the page is read-only ([web] actions)"})
+            return
+        refused = await IOLoop.current().run_in_executor(
+            self.page.gate_pool, self.page.gate.authenticate, supervisor, pin, "web sign-in"
+        )
+        if refused is not None:
+            self.reply(403, {"ok": False, "error": refused})
+            return
+        token = self.page.sessions.create(supervisor)
+        self.set_cookie(COOKIE, token, httponly=True, samesite="Strict", path="/")
+        self.reply(200, {"ok": True, "supervisor": supervisor})
+
+
+class LogoutHandler(_Base):
+    def post(self) -> None:
+        self.page.sessions.drop(self.get_cookie(COOKIE))
+        self.clear_cookie(COOKIE, path="/")
+        self.reply(200, {"ok": True})
+
+
+def _wait(receipt: Any) -> bool:
+    return bool(receipt.wait(COMMIT_TIMEOUT_S))
+
+
+class ActionHandler(_Base):
+    """A supervisor's step: the console's request by name, with the session's supervisor."""
+
+    async def post(self) -> None:
+        supervisor = self.supervisor()
+        if supervisor is None:
+            self.reply(401, {"ok": False, "error": "sign in with your supervisor id and PIN"})
+            return
+        data = self.body()
+        name = str(data.get("request", ""))
+        args = data.get("args", [])
+        if name not in ACTIONS:
+            self.reply(400, {"ok": False, "error": f"request: one of {', '.join(ACTIONS)}"})
+            return
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            self.reply(400, {"ok": False, "error": "args: a list of strings"})
+            return
+        if self.page.section.require_key and not self.page.owner.public.view.get("supervisor_key"):
+            self.reply(409, {"ok": False, "error": "turn the supervisor key switch on first"})
+            return
+        try:
+            event = build_event(name, args, supervisor)
+        except RequestError as exc:
+            self.reply(400, {"ok": False, "error": str(exc)})
+            return
+        event = Event(event.type, {**event.data, "via": "web"})
+        receipt = self.page.owner.post_tracked(event)
+        committed = await IOLoop.current().run_in_executor(self.page.post_pool, _wait, receipt)
+        if not committed or receipt.seq is None:
+            self.reply(503, {"ok": False, "error": receipt.error or "not committed in time"})
+            return
+        refused = [e for e in receipt.effects if e.TYPE == "rejected"]
+        state = receipt.public.state if receipt.public is not None else ""
+        if refused:
+            reason = str(dict(refused[0].to_json()).get("reason", "refused"))
+            self.reply(409, {"ok": False, "seq": receipt.seq, "state": state, "error": reason})
+            return
+        self.reply(200, {"ok": True, "seq": receipt.seq, "state": state})
+
+
+class FeedSocket(tornado.websocket.WebSocketHandler):
+    """The live feed of one browser: the frames (the newest only, as the hub decides), after
+    the journal entries since ``?since=SEQ`` for a browser that reconnects."""
+
+    page: Page
+
+    def initialize(self, page: Page) -> None:
+        self.page = page
+
+    def open(self, *args: str, **kwargs: str) -> None:
+        try:
+            since = int(self.get_argument("since", "-1"))
+        except ValueError:
+            since = -1
+        if since >= 0:
+            up_to = self.page.hub.latest_seq
+            missed = entries_after(self.page.journal_path, since, up_to)
+            if missed:
+                self.write_message(json.dumps({"type": "entries", "entries": missed}))
+        self.page.hub.add(self)
+
+    def send(self, text: str, done: Callable[[], None]) -> None:
+        future = self.write_message(text)
+        future.add_done_callback(lambda _f: done())
+
+    def on_message(self, message: str | bytes) -> None:
+        pass  # the feed is one-way; clicks are POSTs with the XSRF token
+
+    def on_close(self) -> None:
+        self.page.hub.remove(self)
+
+
+def make_app(page: Page) -> tornado.web.Application:
+    args = {"page": page}
+    return tornado.web.Application(
+        [
+            (r"/", IndexHandler, args),
+            (r"/ws", FeedSocket, args),
+            (r"/api/frame", FrameHandler, args),
+            (r"/api/entries", EntriesHandler, args),
+            (r"/api/input", InputHandler, args),
+            (r"/api/login", LoginHandler, args),
+            (r"/api/logout", LogoutHandler, args),
+            (r"/api/action", ActionHandler, args),
+        ],
+        static_path=str(STATIC),
+        xsrf_cookies=True,
+        xsrf_cookie_kwargs={"samesite": "Strict", "path": "/"},
+        websocket_ping_interval=20,
+        websocket_max_message_size=MAX_BODY,
+    )
