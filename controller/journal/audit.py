@@ -27,6 +27,7 @@ from controller.journal.anchor import (
     AnchorRecord,
     anchor_mac,
     default_anchor_path,
+    judge,
     read_anchor,
 )
 from controller.journal.format import (
@@ -531,27 +532,36 @@ def _check_anchor(
             )
         return
     if key is not None and not hmac.compare_digest(
-        record.mac, anchor_mac(key, record.seq, record.hash)
+        record.mac, anchor_mac(key, record.seq, record.hash, record.acked)
     ):
         problems.add(f"anchor {anchor_path}: MAC does not match (anchor forged)")
-    if record.seq > walk.last_seq:
+
+    def hash_at(seq: int) -> str | None:
+        if seq == walk.last_seq:
+            return walk.last_hash
+        row = walk.conn.execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
+        return None if row is None else str(row[0])
+
+    verdict = judge(record, walk.last_seq, hash_at)
+    if verdict.vanished:
         problems.add(
             f"the journal ends at seq {walk.last_seq} but its anchor {anchor_path} records seq "
-            f"{record.seq}: {record.seq - walk.last_seq} committed entries have vanished"
+            f"{record.seq}: {verdict.vanished} committed entries have vanished"
         )
         return
-    if record.seq == 0:
+    if verdict.in_flight:
+        notes.append(
+            f"anchor {anchor_path}: seq {record.seq} was being committed when the anchor was "
+            f"last written and is not in the journal (never acknowledged; the journal ends at "
+            f"seq {walk.last_seq})"
+        )
         return
-    if record.seq == walk.last_seq:
-        same = record.hash == walk.last_hash
-    else:
-        row = walk.conn.execute("SELECT hash FROM journal WHERE seq = ?", (record.seq,)).fetchone()
-        same = row is not None and row[0] == record.hash
+    if record.seq and record.seq < walk.last_seq:
         notes.append(
             f"anchor {anchor_path} is at seq {record.seq}, the journal at seq {walk.last_seq} "
-            "(the anchor is written just after each commit; it catches up at the next start)"
+            "(a live journal, or a stop just after a commit; it catches up at the next start)"
         )
-    if not same:
+    if verdict.mismatch:
         problems.add(
             f"seq {record.seq}: hash differs from the one its anchor {anchor_path} records: "
             "the journal was rewritten or replaced"

@@ -11,8 +11,10 @@ a committed entry, and never hold a game rule.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import json
+import logging
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping
@@ -24,6 +26,7 @@ from controller.journal.anchor import (
     AnchorWriter,
     anchor_mac,
     default_anchor_path,
+    judge,
     read_anchor,
 )
 from controller.journal.audit import VerifyReport, export, schema_problems, verify
@@ -60,6 +63,8 @@ __all__ = [
     "export",
     "verify",
 ]
+
+log = logging.getLogger(__name__)
 
 _INSERT_ENTRY = (
     "INSERT INTO journal (seq, ts_ms, round_id, type, data, prev_hash, state_hash, hash, mac)"
@@ -189,10 +194,10 @@ class Journal:
             record = read_anchor(anchor_path)
         except AnchorError as exc:
             raise StorageFault(f"{path}: storage fault: {exc}") from exc
-        if record is not None and record.seq > 0:
+        if record is not None and record.acked > 0:
             raise StorageFault(
                 f"{path}: storage fault: the journal is empty or missing but its anchor "
-                f"{anchor_path} records seq {record.seq}: the journal file was lost or replaced "
+                f"{anchor_path} records seq {record.acked}: the journal file was lost or replaced "
                 "(restore it, or move the anchor away to start a new journal deliberately)"
             )
 
@@ -329,25 +334,36 @@ class Journal:
                 )
             return
         if key is not None and not hmac.compare_digest(
-            record.mac, anchor_mac(key, record.seq, record.hash)
+            record.mac, anchor_mac(key, record.seq, record.hash, record.acked)
         ):
             raise StorageFault(f"{p}: storage fault: anchor {anchor_path}: MAC does not match")
-        if record.seq > last_seq:
+
+        def hash_at(seq: int) -> str | None:
+            if seq == last_seq:
+                return last_hash
+            row = conn.execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
+            return None if row is None else str(row[0])
+
+        verdict = judge(record, last_seq, hash_at)
+        if verdict.vanished:
             raise StorageFault(
                 f"{p}: storage fault: the journal ends at seq {last_seq} but its anchor "
-                f"{anchor_path} records seq {record.seq}: {record.seq - last_seq} committed "
-                "entries have vanished (damaged WAL or a restored older copy); play refused, "
-                "nothing is appended"
+                f"{anchor_path} records seq {record.seq}: {verdict.vanished} committed entries "
+                "have vanished (damaged WAL or a restored older copy); play "
+                "refused, nothing is appended"
             )
-        if record.seq == last_seq:
-            same = record.hash == last_hash
-        else:
-            row = conn.execute("SELECT hash FROM journal WHERE seq = ?", (record.seq,)).fetchone()
-            same = row is not None and row[0] == record.hash
-        if record.seq and not same:
+        if verdict.mismatch:
             raise StorageFault(
                 f"{p}: storage fault: the entry at seq {record.seq} is not the one its anchor "
                 f"{anchor_path} records: the journal was rewritten or replaced"
+            )
+        if verdict.in_flight:
+            log.warning(
+                "%s: seq %d was being committed at the last stop and never became durable "
+                "(never acknowledged; the journal ends at seq %d, as its anchor allows)",
+                p,
+                record.seq,
+                last_seq,
             )
 
     # ----------------------------------------------------------------------------- writing
@@ -392,6 +408,12 @@ class Journal:
         digest = entry_hash(seq, ts_ms, round_id, type, data_json, prev, s_hash)
         mac = "" if self._key is None else entry_mac(self._key, digest)
         conn = self._conn
+        anchor = self._anchor
+        if anchor is not None:  # seq in flight: made durable while SQLite commits it
+            try:
+                anchor.begin(seq, digest)
+            except AnchorError as exc:
+                raise JournalError(f"{self.path}: seq {seq} not appended: {exc}") from exc
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -400,22 +422,27 @@ class Journal:
                     (seq, ts_ms, round_id, type, data_json, prev, s_hash, digest, mac),
                 )
                 conn.execute(_PUT_STATE, (seq, digest, rounds, snapshot_json))
-                if meter_rows:
-                    conn.executemany(_PUT_METER, meter_rows)
+                changed = [row for row in meter_rows if self._meters.get(row[0]) != row[1]]
+                if changed:  # most events move no money: their meter rows stay as they are
+                    conn.executemany(_PUT_METER, changed)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
         except sqlite3.Error as exc:
+            if anchor is not None:
+                with contextlib.suppress(AnchorError):  # the commit's failure is the news
+                    anchor.wait()
             raise JournalError(f"{self.path}: append of seq {seq} ({type}) failed: {exc}") from exc
         self._last_seq = seq
         self._last_hash = digest
         self._rounds = rounds
         self._meters = all_meters
-        if self._anchor is not None:
+        if anchor is not None:
             try:
-                self._anchor.write(seq, digest)
+                anchor.wait()
+                anchor.acknowledge(seq, digest)
             except AnchorError as exc:
                 raise JournalError(f"{self.path}: seq {seq} committed but {exc}") from exc
         return Entry(seq, ts_ms, round_id, type, data_obj, prev, digest, s_hash, mac)
@@ -472,11 +499,26 @@ class Journal:
         value = json.loads(self.meta.get("config", "null"))
         return value if isinstance(value, dict) else None
 
+    def flush_anchor(self) -> None:
+        """Wait until the anchor's last acknowledgement is durable (`JournalError` if it failed);
+        `close` does this too."""
+        if self._anchor is not None:
+            try:
+                self._anchor.flush()
+            except AnchorError as exc:
+                raise JournalError(f"{self.path}: {exc}") from exc
+
     def close(self) -> None:
+        """Close the file; the anchor's last acknowledgement is written first (`JournalError`
+        if that write fails: the entries are committed, the anchor then says the last one was
+        in flight)."""
         self._conn.close()
         if self._anchor is not None:
-            self._anchor.close()
-            self._anchor = None
+            anchor, self._anchor = self._anchor, None
+            try:
+                anchor.close()
+            except AnchorError as exc:
+                raise JournalError(f"{self.path}: {exc}") from exc
 
     def __enter__(self) -> Journal:
         return self
