@@ -36,6 +36,15 @@ SIDE_WAGER_MAX_ODDS = Fraction(6, 1)  # ... and no more than 6:1
 # "three_card": the three-card bonus procedure, NY 5324.41(n)(4): the starting position is the
 # player position farthest to the dealer's left holding a pai gow wager (no RNG, no dice).
 START_MODES = ("rng", "dice", "three_card")
+# NY 5324.41(a)(2)(i): the areas are numbered 1..6; which end of the row sits farthest to the
+# dealer's right is a property of the layout. Winning wagers are paid from that area on,
+# counter-clockwise (NY (g)(7), NJ 13:69F-11.9(i)). The usual layout: area 1 at the dealer's right.
+DEALER_RIGHT_AREAS = (1, 6)
+# NY 5324.41(k)(4)(i): "for a $5 progressive wager, multiply payout amount by five" — every amount,
+# a share of the meter too ("times-five", the text). "share-not-multiplied" (a share of the meter
+# paid as for $1, only fixed amounts times five) only on a regulator's written ruling, named in
+# game.five_dollar_ruling.
+FIVE_DOLLAR_READINGS = ("times-five", "share-not-multiplied")
 BANK_START_RULES = ("table_open", "every_shuffle")
 
 
@@ -197,6 +206,9 @@ class GameConfig:
     shuffle_timeout_ms: int = 180_000
     rng_timeout_ms: int = 10_000
     dispense_timeout_ms: int = 60_000
+    dealer_right_area: int = 1  # game.layout.dealer_right_area (DEALER_RIGHT_AREAS)
+    five_dollar_meter_share: str = "times-five"  # FIVE_DOLLAR_READINGS
+    five_dollar_ruling: str = ""  # the regulator's written ruling the other reading relies on
     table: ProgressiveTable = field(default_factory=ProgressiveTable.load, compare=False)
     way: HouseWay = field(default_factory=HouseWay.load, compare=False)
     # the table file's [bonus] section (None: no bonus wager offered), validated by
@@ -225,6 +237,9 @@ class GameConfig:
             "shuffle_timeout_ms",
             "rng_timeout_ms",
             "dispense_timeout_ms",
+            "layout",
+            "five_dollar_meter_share",
+            "five_dollar_ruling",
             "bonus",
         }
     )
@@ -237,6 +252,24 @@ class GameConfig:
     def side_wager_odds_fraction(self) -> Fraction:
         num, den = self.side_wager_odds.split(":")
         return Fraction(num) / Fraction(den)
+
+    def payment_order(self) -> tuple[int, ...]:
+        """The betting areas in the order winning wagers are paid: from the area farthest to
+        the dealer's right, counter-clockwise around the table (NY 5324.41(g)(7),
+        NJ 13:69F-11.9(i)); which area that is, is the layout's (``layout.dealer_right_area``)."""
+        if self.dealer_right_area == 1:
+            return (1, 2, 3, 4, 5, 6)
+        return (6, 5, 4, 3, 2, 1)
+
+    def progressive_payout(self, line: str, meter_cents: int) -> int:
+        """What ``line`` pays this table's progressive wager with its level's meter at
+        ``meter_cents`` now (NY (k)(4), (k)(6)), by the table's reading of (k)(4)(i)."""
+        return self.table.payout_cents(
+            line,
+            self.progressive_wager_cents,
+            meter_cents,
+            five_times_meter=self.five_dollar_meter_share == "times-five",
+        )
 
     def level(self, name: str) -> ProgressiveLevel:
         for lvl in self.levels:
@@ -363,6 +396,29 @@ class GameConfig:
         for k, v in timeouts.items():
             if v < 1:
                 raise ValueError(f"{_where(where, k)}: must be at least 1 ms")
+        layout_where = _where(where, "layout")
+        layout = table_value(data.get("layout", {}), layout_where)
+        _check_keys(layout, {"dealer_right_area"}, layout_where)
+        right = _int(layout, "dealer_right_area", layout_where, 1)
+        if right not in DEALER_RIGHT_AREAS:
+            raise ValueError(
+                f"{layout_where}.dealer_right_area: must be 1 (areas numbered counter-clockwise "
+                "from the dealer's right, the usual layout) or 6 (numbered from the dealer's "
+                f"left), got {describe(right)}"
+            )
+        five = _choice(data, "five_dollar_meter_share", where, FIVE_DOLLAR_READINGS, "times-five")
+        ruling = _str(data, "five_dollar_ruling", where, "").strip()
+        if five == "share-not-multiplied" and not ruling:
+            raise ValueError(
+                f"{_where(where, 'five_dollar_ruling')}: 'share-not-multiplied' departs from NY "
+                '5324.41(k)(4)(i) ("multiply payout amount by five"); name the regulator\'s '
+                'written ruling it relies on (e.g. "NYSGC letter 2026-014")'
+            )
+        if five == "times-five" and ruling:
+            raise ValueError(
+                f"{_where(where, 'five_dollar_ruling')}: only with five_dollar_meter_share = "
+                "'share-not-multiplied'; 'times-five' is the regulation's text"
+            )
         banking = _bool(data, "player_banking", where, False)
         bank_start = _choice(data, "bank_start_of_game", where, BANK_START_RULES, "table_open")
         if banking and bank_start == "every_shuffle" and rounds_per_shuffle == 1:
@@ -400,6 +456,9 @@ class GameConfig:
             house_way=way_name,
             ez_pai_gow=_bool(data, "ez_pai_gow", where, False),
             rounds_per_shuffle=rounds_per_shuffle,
+            dealer_right_area=right,
+            five_dollar_meter_share=five,
+            five_dollar_ruling=ruling,
             table=table,
             way=way,
             library=library,
@@ -429,6 +488,9 @@ class GameConfig:
             "shuffle_timeout_ms": self.shuffle_timeout_ms,
             "rng_timeout_ms": self.rng_timeout_ms,
             "dispense_timeout_ms": self.dispense_timeout_ms,
+            "layout": {"dealer_right_area": self.dealer_right_area},
+            "five_dollar_meter_share": self.five_dollar_meter_share,
+            **({"five_dollar_ruling": self.five_dollar_ruling} if self.five_dollar_ruling else {}),
             **({} if self.bonus_section is None else {"bonus": _plain(self.bonus_section)}),
         }
 
@@ -505,6 +567,19 @@ def _check_levels(
             f"{where}[0].rate_bp: rate of progression {total / 100:g}% of a {wager // 100}-dollar "
             f"wager is below the {least / 100:g}% NY 5324.41(k)(5) requires"
         )
+    # NY 5324.41(k)(5): "the progressive meter used to determine the progressive payouts" is the
+    # meter of the level paying the lines that are a share of the meter: each such level grows
+    # at the rate itself (another level's rate does not fund it)
+    meter_lines = [ln.name for ln in table.lines if ln.from_meter]
+    default_level = next((lvl.name for lvl in levels if not lvl.lines), None)
+    for i, lvl in enumerate(levels):
+        pays = [ln for ln in meter_lines if claimed.get(ln, default_level) == lvl.name]
+        if pays and lvl.rate_bp < least:
+            raise ValueError(
+                f"{where}[{i}].rate_bp: level {lvl.name!r} pays {', '.join(pays)} from its meter "
+                f"but grows at {lvl.rate_bp / 100:g}% of a {wager // 100}-dollar wager, below "
+                f"the {least / 100:g}% NY 5324.41(k)(5) requires of that meter"
+            )
 
 
 def with_changes(

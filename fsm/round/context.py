@@ -291,16 +291,118 @@ class Round:
         return S.SIDE_WAGERS if self.config.side_wager_offered else S.DEALING
 
     def hit_order(self, areas: Iterable[int]) -> list[int]:
-        """Simultaneous hits in a deterministic order: the seats in the order the stacks reached
-        them, from the starting position (NY 5321.18(b)(3)(iii))."""
+        """Winners in the order they are paid: from the area farthest to the dealer's right,
+        counter-clockwise around the table (NY 5324.41(g)(7), NJ 13:69F-11.9(i); the layout's
+        ``layout.dealer_right_area``). With (k)(6) each meter payout is at the meter of its own
+        moment, so this order decides the amounts; it is also the deterministic order of
+        simultaneous hits (NY 5321.18(b)(3)(iii))."""
         wanted = set(areas)
-        order = self.delivery_seats()
-        return [s for s in order if s in wanted] + sorted(wanted - set(order))
+        order = self.config.payment_order()
+        return [a for a in order if a in wanted] + sorted(wanted - set(order))
+
+    def candidate_lines(self, area: int, line: str) -> tuple[str, ...]:
+        """The lines the hand at ``area`` may be paid on ((g)(8): the dealer resets the hand to
+        the type paying the most): a card-reading shoe's hand, every line it claims; a line the
+        dealer entered, that line and the lines every such hand also claims."""
+        table = self.config.table
+        cards = self.r.hands.get(area)
+        if cards is not None:
+            return tuple(table.claims(cards, self.config.ranking))
+        return table.implied(line)
+
+    def line_payout_now(self, line: str) -> int:
+        """What ``line`` pays now, at its own level's meter (NY (k)(4), (k)(6))."""
+        level = self.config.level_for_line(line).name
+        return self.config.progressive_payout(line, self.meters[level].display_cents)
+
+    def best_now(self, lines: Iterable[str]) -> tuple[str, int] | None:
+        """The best paying of ``lines`` now, each at its level's meter of this moment."""
+        cfg = self.config
+        return cfg.table.best_of(tuple(lines), cfg.progressive_wager_cents, self.line_payout_now)
+
+    def pay_hit(
+        self,
+        area: int,
+        lines: Iterable[str],
+        supervisor: str | None,
+        via: str | None,
+        voided_line: str | None = None,
+    ) -> None:
+        """Pay the hit at ``area`` now: its best line of ``lines`` decided at this moment, at
+        that line's level's meter ((g)(8), (k)(4), (k)(6)). A payout deducted from the meter
+        ((k)(5)) takes what the meter holds and the house funds the rest (``house_cents`` of the
+        pay and of its movement); the level is then reset. A payout not deducted (a low meter
+        made a fixed line the best) comes from the chip tray."""
+        cfg = self.config
+        r = self.r
+        wager = cfg.progressive_wager_cents
+        best = self.best_now(lines)
+        assert best is not None, "a hit has at least one line"
+        line, payout = best
+        level = cfg.level_for_line(line)
+        lm = self.meters[level.name]
+        r.outcomes[area] = line
+        if not cfg.table.deducted_from_meter(line, wager, payout):
+            lm.pay_from_tray(payout)
+            self.emit(
+                Pay(area, level.name, line, payout, "chip_tray", supervisor, via, None, voided_line)
+            )
+            r.paid.append(
+                {"position": area, "level": level.name, "line": line, "cents": payout,
+                 "from": "chip_tray", "supervisor": supervisor, "house_cents": 0}
+            )  # fmt: skip
+            return
+        before = lm.cents()
+        house0 = lm.house_funded
+        lm.pay_from_meter(payout)
+        house = (lm.house_funded - house0) // UNIT
+        self.emit_movement(
+            level.name,
+            "payout",
+            before,
+            lm.cents(),
+            lm.house_funded - house0,
+            reason=f"hit at position {area}: {line}",
+            supervisor=supervisor,
+        )
+        before = lm.cents()
+        house0 = lm.house_funded
+        fo, fr, fh = lm.reset(level)
+        if fo or fr or fh:
+            self.emit_movement(
+                level.name,
+                "reset",
+                before,
+                lm.cents(),
+                lm.house_funded - house0,
+                reason=f"reset after the hit at position {area}",
+                supervisor=supervisor,
+            )
+        lm.record_hit(
+            {
+                "table": cfg.table_id,
+                "position": area,
+                "level": level.name,
+                "line": line,
+                "amount_cents": payout,
+                "house_cents": house,
+                "time_ms": self.now,
+                "round_id": self.round_id,
+                "supervisor": supervisor,
+            }
+        )
+        self.emit(Pay(area, level.name, line, payout, "meter", supervisor, via, house, voided_line))
+        r.paid.append(
+            {"position": area, "level": level.name, "line": line, "cents": payout,
+             "from": "meter", "supervisor": supervisor, "house_cents": house}
+        )  # fmt: skip
 
     def resolution(self, outcomes: Mapping[int, str | None]) -> Plan:
-        """Settle every wagered area's ``outcomes``: fixed amounts not deducted are paid from the
-        chip tray now; payouts deducted from the meter go to JackpotPending (k)(3)(iii),(k)(5).
-        Reads the round, changes nothing until the returned action runs."""
+        """Settle every wagered area's ``outcomes`` in the payment order (`hit_order`): a hit
+        whose best line now is a fixed amount not deducted from the meter is paid from the chip
+        tray at once; a payout deducted from the meter goes to JackpotPending (k)(3)(iii),(k)(5),
+        where its line is decided again when it is paid (`pay_hit`). Reads the round, changes
+        nothing until the returned action runs."""
         cfg = self.config
         r = self.r
         wager = cfg.progressive_wager_cents
@@ -310,14 +412,14 @@ class Round:
             line = outcomes[area]
             if not line:
                 continue
-            level = cfg.level_for_line(line).name
-            meter = self.meters[level].display_cents
-            payout = cfg.table.payout_cents(line, wager, meter)
-            hit = {"position": area, "level": level, "line": line}
-            if cfg.table.deducted_from_meter(line, wager, payout):
-                pending.append(hit)
+            best = self.best_now(self.candidate_lines(area, line))
+            assert best is not None
+            paid_line, payout = best
+            level = cfg.level_for_line(paid_line).name
+            if cfg.table.deducted_from_meter(paid_line, wager, payout):
+                pending.append({"position": area, "level": level, "line": line})
             else:
-                tray.append({**hit, "cents": payout})
+                tray.append({"position": area, "level": level, "line": paid_line, "cents": payout})
         route = S.JACKPOT_PENDING if pending else S.ROUND_COMPLETE
         final = dict(outcomes)
 
@@ -331,7 +433,8 @@ class Round:
             for t in tray:
                 self.meters[t["level"]].pay_from_tray(t["cents"])
                 self.emit(Pay(t["position"], t["level"], t["line"], t["cents"], "chip_tray"))
-                r.paid.append({**t, "from": "chip_tray"})
+                r.outcomes[t["position"]] = t["line"]
+                r.paid.append({**t, "from": "chip_tray", "house_cents": 0})
             for p in pending:
                 self.emit(HitPending(p["position"], p["level"], p["line"]))
             r.pending = pending

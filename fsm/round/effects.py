@@ -299,9 +299,12 @@ class HitPending(Effect):
 
 @effect("pay")
 class Pay(Effect):
-    """dealer: pay `cents` for a line, `from` the meter (deducted, validated: `supervisor` who,
-    `via` how — `panel` with the supervisor key switch, `console`, or as the event said) or from
-    the chip tray (a fixed amount, no validation)"""
+    """dealer: pay `cents` for the hand's best `line` decided when paid (NY (g)(8), (k)(6)),
+    `from` the meter (deducted, validated: `supervisor` who, `via` how — `panel` with the
+    supervisor key switch, `console`, or as the event said) or from the chip tray (a fixed
+    amount, no validation). From the meter, `house_cents` of `cents` were funded by the house
+    because the meter held less (the rest came off the meter); `voided_line`: the pay of a
+    corrected line after that line's hit was voided (NY (k)(3)(ii))"""
 
     position: int
     level: str
@@ -310,11 +313,14 @@ class Pay(Effect):
     from_: Annotated[PaidFrom, Key("from")]
     supervisor: Annotated[str | None, Omit] = None
     via: Annotated[str | None, Omit] = None
+    house_cents: Annotated[int | None, Omit] = None
+    voided_line: Annotated[str | None, Omit] = None
 
 
 @effect("hit_voided")
 class HitVoidedEffect(Effect):
-    """journal / reports: a pending hit withdrawn by a supervisor (`via` panel or console)"""
+    """journal / reports: a pending hit withdrawn by a supervisor (`via` panel or console);
+    `corrected_line`: the right, lower line the supervisor named, paid next (NY (k)(3)(ii))"""
 
     position: int
     level: str
@@ -322,6 +328,7 @@ class HitVoidedEffect(Effect):
     supervisor: str
     reason: str
     via: Annotated[str | None, Omit] = None
+    corrected_line: Annotated[str | None, Omit] = None
 
 
 @effect("refund")

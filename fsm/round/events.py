@@ -284,12 +284,14 @@ class HitValidated(EventRecord):
 
 @event("hit_voided")
 class HitVoided(EventRecord):
-    """a pending hit found not to be a winner"""
+    """a pending hit found not to be the line entered: not a winner, or (`line`) a winner of
+    the right, lower line, which is then paid (NY (k)(3)(ii))"""
 
     position: Position
     supervisor: Supervisor
     reason: str
     via: str | None = None
+    line: str | None = None
 
 
 @event("round_completed")

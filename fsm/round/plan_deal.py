@@ -15,7 +15,7 @@ from fsm.round import states as S
 from fsm.round.checks import Plan, _invalid, _Reject
 from fsm.round.constants import CARDS_PER_HAND, STACKS
 from fsm.round.context import Round
-from fsm.round.effects import Alert, DealerHand, Dispense, HitVoidedEffect, Outcome, Pay
+from fsm.round.effects import Alert, DealerHand, Dispense, HitVoidedEffect, Outcome
 from fsm.round.events import (
     Dealt,
     HitValidated,
@@ -196,14 +196,12 @@ def _p_play_complete(m: Round, d: object) -> Plan:
         return S.ROUND_COMPLETE, emit_dealer
     if not r.hands:
         return S.SETTLEMENT, lambda: None
-    cfg = m.config
     outcomes: dict[int, str | None] = {}
-    default_level = cfg.levels[0].name
     for area in r.wagers:
-        meter = m.meters[default_level].display_cents
-        outcomes[area] = cfg.table.best_line(
-            r.hands[area], meter, cfg.ranking, cfg.progressive_wager_cents
-        )
+        # the best line now, each line at its own level's meter (NY (g)(8), (k)(6)); decided
+        # again when the hit is paid
+        best = m.best_now(m.config.table.claims(r.hands[area], m.config.ranking))
+        outcomes[area] = None if best is None else best[0]
     route, act = m.resolution(outcomes)
 
     def apply() -> None:
@@ -235,88 +233,73 @@ def _p_progressive_outcome(m: Round, d: ProgressiveOutcome) -> Plan:
     return m.resolution({**r.outcomes, area: line})
 
 
-def _p_hit_validated(m: Round, d: HitValidated) -> Plan:
-    area = d.position
-    sup = d.supervisor
+def _first_in_order(m: Round, area: int, what: str) -> dict[str, Any]:
+    """The pending hit at ``area`` when it is the next to be paid; refused otherwise."""
     r = m.r
     if not r.pending or r.pending[0]["position"] != area:
         if any(p["position"] == area for p in r.pending):
             first = r.pending[0]["position"]
             raise _Reject(
-                f"validate position {first} first: simultaneous hits are paid in order from "
-                "the starting position"
+                f"{what} position {first} first: winners are paid from the dealer's right, "
+                "counter-clockwise (NY 5324.41(g)(7)), each at the meter of its moment (k)(6)"
             )
         raise _Reject(f"position {area}: no hit awaits validation")
-    hit = r.pending[0]
-    cfg = m.config
-    level = cfg.level(hit["level"])
-    wager = cfg.progressive_wager_cents
+    return r.pending[0]
+
+
+def _p_hit_validated(m: Round, d: HitValidated) -> Plan:
+    area = d.position
+    sup = d.supervisor
+    r = m.r
+    hit = _first_in_order(m, area, "validate")
 
     def act() -> None:
-        lm = m.meters[level.name]
-        meter_now = lm.display_cents  # NY 5324.41(k)(6): the meter at the time of payment
-        payout = cfg.table.payout_cents(hit["line"], wager, meter_now)
-        before = lm.cents()
-        house0 = lm.house_funded
-        lm.pay_from_meter(payout)
-        m.emit_movement(
-            level.name,
-            "payout",
-            before,
-            lm.cents(),
-            lm.house_funded - house0,
-            reason=f"hit at position {area}: {hit['line']}",
-            supervisor=sup,
-        )
-        before = lm.cents()
-        house0 = lm.house_funded
-        fo, fr, fh = lm.reset(level)
-        if fo or fr or fh:
-            m.emit_movement(
-                level.name,
-                "reset",
-                before,
-                lm.cents(),
-                lm.house_funded - house0,
-                reason=f"reset after the hit at position {area}",
-                supervisor=sup,
-            )
-        record = {
-            "table": cfg.table_id,
-            "position": area,
-            "level": level.name,
-            "line": hit["line"],
-            "amount_cents": payout,
-            "time_ms": m.now,
-            "round_id": m.round_id,
-            "supervisor": sup,
-        }
-        lm.record_hit(record)
-        m.emit(Pay(area, level.name, hit["line"], payout, "meter", sup, d.via))
-        r.paid.append({**hit, "cents": payout, "from": "meter", "supervisor": sup})
+        # NY (g)(8), (k)(6): the best line decided now, at the meter of the time of payment
+        m.pay_hit(area, m.candidate_lines(area, hit["line"]), sup, d.via)
         r.pending.pop(0)
 
     return (S.INTERNAL if len(r.pending) > 1 else S.ROUND_COMPLETE), act
 
 
 def _p_hit_voided(m: Round, d: HitVoided) -> Plan:
+    """A supervisor voids a pending hit: not a winner, or (``line``) a winner of the right,
+    lower line, which is paid at once in the supervisor's name (NY (k)(3)(ii)): a payment, so
+    only for the hit next in the payment order."""
     area, sup, reason = d.position, d.supervisor, d.reason
     r = m.r
-    idx = next((i for i, p in enumerate(r.pending) if p["position"] == area), None)
-    if idx is None:
-        raise _Reject(f"position {area}: no hit awaits validation")
+    corrected = d.line or None
+    table = m.config.table
+    if corrected is not None:
+        hit = _first_in_order(m, area, "void (with a corrected line)")
+        if corrected not in table.line_names:
+            lines = ", ".join(table.line_names)
+            raise _invalid(f"line: not a line of the pay table; lines: {lines}")
+        if table.line_names.index(corrected) <= table.line_names.index(hit["line"]):
+            raise _Reject(
+                f"line: {corrected} is not below {hit['line']} in the pay table: a corrected "
+                "line is the right, lower line (NY 5324.41(k)(3)(ii))"
+            )
+        idx = 0
+    else:
+        found = next((i for i, p in enumerate(r.pending) if p["position"] == area), None)
+        if found is None:
+            raise _Reject(f"position {area}: no hit awaits validation")
+        idx = found
 
     def act() -> None:
         hit = r.pending.pop(idx)
-        r.outcomes[area] = None
-        m.emit(HitVoidedEffect(area, hit["level"], hit["line"], sup, reason, d.via))
+        r.outcomes[area] = corrected
+        m.emit(HitVoidedEffect(area, hit["level"], hit["line"], sup, reason, d.via, corrected))
+        to = f"; pays {corrected}" if corrected else ""
         m.emit(
             Alert(
                 "supervisor",
                 "HIT_VOIDED",
-                f"position {area} {hit['line']} voided by {sup}: {reason}"[:200],
+                f"position {area} {hit['line']} voided by {sup}: {reason}{to}"[:200],
             )
         )
+        if corrected is not None:
+            m.pay_hit(area, table.implied(corrected), sup, d.via, voided_line=hit["line"])
 
     return (S.INTERNAL if len(r.pending) > 1 else S.ROUND_COMPLETE), act
 

@@ -11,7 +11,7 @@ pay-table file, and never touch a meter.
 from __future__ import annotations
 
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from itertools import combinations
@@ -47,6 +47,24 @@ REGULATION_MINIMUMS: tuple[tuple[str, int | None, int | None], ...] = (
 )
 ALLOWED_WAGERS = (100, 500)  # (k)(1): a $1 or a $5 wager
 STRAIGHT_FLUSH_LINES = frozenset({"straight-flush", "straight-flush-and-pair"})
+
+# The lines every seven-card hand that claims the key line also claims (a natural royal flush is
+# a royal flush; five aces hold four of a kind; "X and pair" holds X ...). When the dealer enters
+# a line, these are the other hand types the dealer may reset the hand to ((g)(8)), so the line's
+# least payout is the best of them: a share of a low meter never pays less than the fixed line
+# the same hand makes. Checked over many hands by tests/test_progressive.py.
+IMPLIED_LINES: dict[str, tuple[str, ...]] = {
+    "natural-royal-flush-and-pair": ("natural-royal-flush", "royal-flush-and-pair", "royal-flush"),
+    "natural-royal-flush": ("royal-flush",),
+    "five-aces-and-pair": ("five-aces", "four-of-a-kind", "full-house-and-pair", "full-house"),
+    "five-aces": ("four-of-a-kind",),
+    "royal-flush-and-pair": ("royal-flush",),
+    "straight-flush-and-pair": ("straight-flush",),
+    "four-of-a-kind-and-pair": ("four-of-a-kind", "full-house"),
+    "full-house-and-pair": ("full-house",),
+    "flush-and-pair": ("flush",),
+    "straight-and-pair": ("straight",),
+}
 
 # Which lines a five-card category (and naturalness) can claim, before "and pair".
 _BASE_LINES: dict[tuple[Category, bool], tuple[str, ...]] = {
@@ -168,18 +186,55 @@ class ProgressiveTable:
                 return line
         raise KeyError(f"no progressive line {name!r}; lines: {', '.join(self.line_names)}")
 
-    def payout_cents(self, line_name: str, wager_cents: int, meter_cents: int) -> int:
+    def payout_cents(
+        self, line_name: str, wager_cents: int, meter_cents: int, *, five_times_meter: bool = True
+    ) -> int:
         """What the line pays for this wager with the meter at ``meter_cents`` now (k)(4),(6).
 
-        Fixed amounts scale with the wager ($5 pays five times, (k)(4)(i)). A share of the meter
-        is rounded down to the cent and never exceeds the meter: the fraction stays on the meter.
+        NY (k)(4)(i): "for a $5 progressive wager, multiply payout amount by five" — every
+        payout amount, fixed or a share of the meter; a share is rounded down to the cent. A
+        $5 share can so exceed the meter: the meter pays what it holds and the house the rest
+        (the round does that). ``five_times_meter=False`` is the other reading (a share of the
+        meter is not multiplied, never exceeds the meter), allowed only on a regulator's
+        written ruling named in the configuration (``game.five_dollar_ruling``).
         """
         self._check_wager(wager_cents)
         line = self.line(line_name)
         if line.meter_percent is not None:
+            if five_times_meter:
+                return meter_cents * line.meter_percent * wager_cents // 10000
             return min(meter_cents, meter_cents * line.meter_percent // 100)
         assert line.amount_cents is not None
         return line.amount_cents * wager_cents // 100
+
+    def implied(self, line_name: str) -> tuple[str, ...]:
+        """The line and the lines every hand claiming it also claims (`IMPLIED_LINES`)."""
+        self.line(line_name)
+        return (line_name, *IMPLIED_LINES.get(line_name, ()))
+
+    def claims(self, cards: Sequence[Card], opts: RankingOptions = DEFAULT_OPTIONS) -> list[str]:
+        """Every line of this table the seven cards can claim, in the table's order."""
+        if len(cards) != 7:
+            raise CardError(f"a progressive hand has 7 cards, got {len(cards)}")
+        check_distinct(cards)
+        got = _claims(tuple(sorted(cards)), opts)
+        return [name for name in self.line_names if name in got]
+
+    def best_of(
+        self, lines: Sequence[str], wager_cents: int, payout: Callable[[str], int]
+    ) -> tuple[str, int] | None:
+        """The line of ``lines`` paying the most by ``payout`` (line -> cents now, each at its
+        own level's meter), a tie to the line listed first; None when ``lines`` is empty."""
+        self._check_wager(wager_cents)
+        best: tuple[int, int] | None = None
+        best_name: str | None = None
+        wanted = set(lines)
+        for idx, name in enumerate(self.line_names):
+            if name in wanted:
+                key = (payout(name), -idx)
+                if best is None or key > best:
+                    best, best_name = key, name
+        return None if best is None or best_name is None else (best_name, best[0])
 
     def deducted_from_meter(self, line_name: str, wager_cents: int, payout_cents: int) -> bool:
         """NY 5324.41(k)(5): $1 wager: payouts of $50 or more and any straight flush come off the
@@ -196,21 +251,21 @@ class ProgressiveTable:
         meter_cents: int,
         opts: RankingOptions = DEFAULT_OPTIONS,
         wager_cents: int = 100,
+        *,
+        five_times_meter: bool = True,
     ) -> str | None:
         """The line paying the most now ((g)(8): the hand type yielding the highest progressive
-        payout); a tie goes to the line listed first. None when the hand wins nothing."""
-        if len(cards) != 7:
-            raise CardError(f"a progressive hand has 7 cards, got {len(cards)}")
-        check_distinct(cards)
-        claims = _claims(tuple(sorted(cards)), opts)
-        best: tuple[int, int] | None = None
-        best_name: str | None = None
-        for idx, name in enumerate(self.line_names):
-            if name in claims:
-                key = (self.payout_cents(name, wager_cents, meter_cents), -idx)
-                if best is None or key > best:
-                    best, best_name = key, name
-        return best_name
+        payout), every line at one meter; a tie goes to the line listed first. None when the
+        hand wins nothing. (The round, with several levels, uses `best_of` at each line's
+        level's meter.)"""
+        best = self.best_of(
+            self.claims(cards, opts),
+            wager_cents,
+            lambda name: self.payout_cents(
+                name, wager_cents, meter_cents, five_times_meter=five_times_meter
+            ),
+        )
+        return None if best is None else best[0]
 
     def _check_wager(self, wager_cents: int) -> None:
         if wager_cents not in self.wager_cents:
