@@ -99,10 +99,11 @@ def test_two_levels_each_pay_their_own_lines() -> None:
             {
                 "name": "major",
                 "initial_cents": 100_000,
-                "rate_bp": 1500,
+                "rate_bp": 2100,
                 "lines": ["natural-royal-flush-and-pair", "five-aces-and-pair"],
             },
-            {"name": "minor", "initial_cents": 1_000, "rate_bp": 600},
+            # the minor level pays the 10%-of-meter lines: its meter grows at 21% itself (k)(5)
+            {"name": "minor", "initial_cents": 1_000, "rate_bp": 2100},
         ]
     )
     t.open()
@@ -110,5 +111,5 @@ def test_two_levels_each_pay_their_own_lines() -> None:
     t.outcomes({1: "five-aces-and-pair"})
     eff = t.ev("hit_validated", position=1, supervisor=SUP)
     pay = of_type(eff, "pay")[0]
-    assert pay["level"] == "major" and pay["cents"] == 100_015
-    assert t.m.meters()["minor"]["display_cents"] == 1_006
+    assert pay["level"] == "major" and pay["cents"] == 100_021
+    assert t.m.meters()["minor"]["display_cents"] == 1_021

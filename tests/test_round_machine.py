@@ -344,19 +344,20 @@ def test_deducted_hit_waits_for_supervisor_validation_k3iii() -> None:
 
 def test_meter_share_paid_at_meter_value_at_payment_time_k6() -> None:
     """Two 10%-of-meter hits in one round: the second is 10% of the meter when it is paid,
-    after the first payment, not of the meter when the cards were dealt (k)(6)."""
+    after the first payment, not of the meter when the cards were dealt (k)(6). They are paid
+    from the dealer's right, counter-clockwise (NY (g)(7)): area 1 before area 5, whatever the
+    starting position (this test asserted the dealing order before: area 5 first)."""
     t = Table(levels=[{"name": "p", "initial_cents": 500_000, "reset_cents": 0, "rate_bp": 2100}])
     t.open()
     t.round_to_settlement(1, 5, number=1)  # starting seat 0: stacks go 0, 6, 5, ..., 1
     t.outcomes({1: "five-aces", 5: "natural-royal-flush"})
     meter = t.m.meters()["p"]["display_cents"]
     assert meter == 500_042
-    # deterministic order of simultaneous hits: area 5 got its stack before area 1
-    assert "validate position 5 first" in (
-        rejection(t.ev("hit_validated", position=1, supervisor=SUP)) or ""
+    assert "validate position 1 first" in (
+        rejection(t.ev("hit_validated", position=5, supervisor=SUP)) or ""
     )
-    first = of_type(t.ev("hit_validated", position=5, supervisor=SUP), "pay")[0]["cents"]
-    second = of_type(t.ev("hit_validated", position=1, supervisor=SUP), "pay")[0]["cents"]
+    first = of_type(t.ev("hit_validated", position=1, supervisor=SUP), "pay")[0]["cents"]
+    second = of_type(t.ev("hit_validated", position=5, supervisor=SUP), "pay")[0]["cents"]
     assert first == meter // 10
     assert second == (meter - first) // 10
     assert t.m.meters()["p"]["display_cents"] == meter - first - second
@@ -367,8 +368,8 @@ def test_reset_after_hit_is_funded_by_reserve_then_house() -> None:
         levels=[
             {
                 "name": "p",
-                "initial_cents": 10_000,
-                "reset_cents": 5_000,
+                "initial_cents": 30_000,
+                "reset_cents": 25_000,
                 "rate_bp": 2100,
                 "hidden_rate_bp": 500,
             }
@@ -376,14 +377,15 @@ def test_reset_after_hit_is_funded_by_reserve_then_house() -> None:
     )
     t.open()
     t.round_to_settlement(1)
-    t.outcomes({1: "natural-royal-flush-and-pair"})  # 100% of the meter
+    # 100% of a $300.21 meter (above the $200 of the royal flush and pair the hand also makes)
+    t.outcomes({1: "natural-royal-flush-and-pair"})
     eff = t.ev("hit_validated", position=1, supervisor=SUP)
-    assert of_type(eff, "pay")[0]["cents"] == 10_021
+    assert of_type(eff, "pay")[0]["cents"] == 30_021
     reset = next(e for e in of_type(eff, "meter_movement") if e["kind"] == "reset")
-    assert reset["reserve_cents"] == -5 and reset["house_cents"] == 4995
+    assert reset["reserve_cents"] == -5 and reset["house_cents"] == 24_995
     m = t.m.meters()["p"]
-    assert m["display_cents"] == 5_000 and m["reserve_cents"] == 0
-    assert m["house_funded_cents"] == 4995
+    assert m["display_cents"] == 25_000 and m["reserve_cents"] == 0
+    assert m["house_funded_cents"] == 24_995
 
 
 def test_card_reading_shoe_hands_stay_hidden_and_decide_outcomes() -> None:

@@ -293,8 +293,10 @@ def test_read_hands_must_be_the_seats_dealt_and_cards_never_twice_n5() -> None:
     assert "threes" not in t.m.public_view()["round"]  # hidden cards stay private
 
 
-def test_simultaneous_hits_are_validated_farthest_left_first_n4() -> None:
-    """Simultaneous hits in the order the stacks reached the seats (NY 5321.18(b)(3)(iii))."""
+def test_simultaneous_hits_are_paid_from_the_dealers_right_g7_n4() -> None:
+    """Simultaneous hits are paid from the dealer's right, counter-clockwise (NY 5324.41(g)(7)),
+    not in the order the stacks reached the seats (farthest left first, (n)(4)), which this
+    test asserted before."""
     t, _ = _dealing([1, 4], [1, 3, 4])
     t.ev("dealt", remaining=53 - 12)
     t.ev("three_card_settled")
@@ -303,7 +305,7 @@ def test_simultaneous_hits_are_validated_farthest_left_first_n4() -> None:
     t.ev("progressive_outcome", position=1, line="straight-flush")
     t.ev("progressive_outcome", position=4, line="straight-flush")
     assert t.state == "Open_JackpotPending"
-    assert [p["position"] for p in t.m.snapshot()["round"]["pending"]] == [4, 1]
+    assert [p["position"] for p in t.m.snapshot()["round"]["pending"]] == [1, 4]
 
 
 def test_restore_and_replay_in_the_middle_of_the_three_card_deal() -> None:

@@ -69,6 +69,7 @@ METERS = CORRECTABLE_METERS  # the round's own list: the console never widens or
 _SUPERVISOR_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 _CONFIG_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\[\]-]{0,99}$")
 _CENTS = re.compile(r"^[+-]?[0-9]{1,12}$")
+_LINE = re.compile(r"^[a-z][a-z-]{0,39}$")
 
 #: Each request with its usage (shown in errors and by ``tablectl console --help``).
 REQUESTS: dict[str, str] = {
@@ -77,7 +78,7 @@ REQUESTS: dict[str, str] = {
     "close": "close",
     "resolve-chips": "resolve-chips POSITIONS  (e.g. 1,3,5 or 1 3 5; 'none' when none stands)",
     "validate-hit": "validate-hit POSITION",
-    "void-hit": "void-hit POSITION REASON",
+    "void-hit": "void-hit POSITION [--line LINE] REASON  (LINE: the right, lower line, then paid)",
     "clear-fault": "clear-fault [--void]",
     "void-draw": "void-draw REASON",
     "maintenance": "maintenance enter|exit",
@@ -278,10 +279,20 @@ def build_event(name: str, args: Sequence[str], supervisor: str) -> Event:
     if name == "void-hit":
         _count(name, args, 2)
         position = _position(args[0], "POSITION")
-        return Event(
-            "hit_voided",
-            {**base, "position": position, "reason": _text(" ".join(args[1:]), "REASON")},
-        )
+        rest = list(args[1:])
+        data: dict[str, JSON] = {**base, "position": position}
+        if rest and rest[0] == "--line":  # NY 5324.41(k)(3)(ii): the corrected line, paid
+            if len(rest) < 3:
+                raise RequestError(f"void-hit: --line takes a LINE and a REASON {_usage(name)}")
+            line = rest[1].strip()
+            if not _LINE.match(line):
+                raise RequestError(
+                    f"LINE: a pay-table line such as straight-flush, got {_short(line)}"
+                )
+            data["line"] = line
+            rest = rest[2:]
+        data["reason"] = _text(" ".join(rest), "REASON")
+        return Event("hit_voided", data)
     if name == "clear-fault":
         _count(name, args, 0, 1)
         if args and args[0] != "--void":

@@ -108,9 +108,7 @@ class Responder:
         number = self.levels.index(level) + 1 if level in self.levels else 0
         meter = int((snap.meters.get(level) or {}).get("display_cents", 0))
         try:
-            amount = self.game.table.payout_cents(
-                str(hit.get("line")), self.game.progressive_wager_cents, meter
-            )
+            amount = self.game.progressive_payout(str(hit.get("line")), meter)
         except (KeyError, ValueError):
             amount = meter
         return number, amount

@@ -340,9 +340,11 @@ def _apply_to_round(r: RoundRecall, entry: Entry) -> None:
                     "line": e.line,
                     "cents": e.cents,
                     "from": e.from_,
+                    "house_cents": e.house_cents or 0,
                     "status": "paid",
                     "validated_by": e.supervisor,
                     "validated_via": e.via,
+                    **({"voided_line": e.voided_line} if e.voided_line else {}),
                 }
             )
         elif isinstance(e, HitVoidedEffect):
@@ -356,6 +358,7 @@ def _apply_to_round(r: RoundRecall, entry: Entry) -> None:
                     "voided_by": e.supervisor,
                     "via": e.via,
                     "reason": e.reason,
+                    **({"corrected_line": e.corrected_line} if e.corrected_line else {}),
                 }
             )
         elif isinstance(e, Refund):
@@ -405,10 +408,14 @@ class LevelFlow:
     contributed_cents: int = 0
     paid_from_meter_cents: int = 0
     adjustments_cents: int = 0
+    # what the house paid in: the part of a payout the meter could not cover (the meter paid
+    # what it held) and the reset's shortfall; not part of the meter's reconciliation
+    house_funded_cents: int = 0
 
     def add(self, movement: MeterMovement) -> None:
         # the machine journals the change of each meter's whole cents, so the deltas add up
         # exactly to the meters shown
+        self.house_funded_cents += movement.house_cents
         delta = movement.meter_delta_cents
         if movement.kind == "contribution":
             self.contributed_cents += delta
@@ -502,6 +509,7 @@ def shift_report(
                         "line": e.line,
                         "cents": e.cents,
                         "from": e.from_,
+                        "house_cents": e.house_cents or 0,
                         "round": entry.round_id,
                         "time": entry.ts_ms,
                         "validated_by": e.supervisor,
@@ -525,6 +533,7 @@ def shift_report(
                 - f.paid_from_meter_cents
                 + f.adjustments_cents,
                 "adjustments_cents": f.adjustments_cents,
+                "house_funded_cents": f.house_funded_cents,
             }
         )
     total: dict[str, JSON] = {
@@ -535,6 +544,7 @@ def shift_report(
             "meter_start_cents",
             "meter_end_cents",
             "adjustments_cents",
+            "house_funded_cents",
         )
     }
     total["wagers"] = table_wagers
@@ -657,6 +667,7 @@ def hits_report(
                     "line": e.line,
                     "cents": e.cents,
                     "from": e.from_,
+                    "house_cents": e.house_cents or 0,
                     "time": entry.ts_ms,
                     "round": entry.round_id,
                     "seq": entry.seq,
@@ -725,6 +736,7 @@ def shift_text(report: Mapping[str, JSON]) -> list[str]:
         f"  - paid from meter{dollars(p['paid_from_meter_cents']):>16}",
         f"  + adjustments    {dollars(p['adjustments_cents']):>16}",
         f"  = meter at end   {dollars(p['meter_end_cents']):>16}",
+        f"house funded       {dollars(_int(p.get('house_funded_cents'))):>16}",
     ]
     for lvl in report["levels"]:
         lines.append(
@@ -733,7 +745,11 @@ def shift_text(report: Mapping[str, JSON]) -> list[str]:
             f"{dollars(lvl['adjustments_cents'])} = {dollars(lvl['meter_end_cents'])}"
         )
     for h in report["hits"]:
-        lines.append(f"  hit position {h['position']} {h['line']} {dollars(h['cents'])}")
+        house = _int(h.get("house_cents"))
+        lines.append(
+            f"  hit position {h['position']} {h['line']} {dollars(_int(h['cents']))}"
+            + (f" ({dollars(house)} funded by the house)" if house else "")
+        )
     for a in report["adjustments"]:
         who = f" by {a['supervisor']}" if a.get("supervisor") else ""
         lines.append(

@@ -407,7 +407,11 @@ class GameConfig:
                 f"left), got {describe(right)}"
             )
         five = _choice(data, "five_dollar_meter_share", where, FIVE_DOLLAR_READINGS, "times-five")
-        ruling = _str(data, "five_dollar_ruling", where, "").strip()
+        ruling = (
+            Reader(data, where, ("five_dollar_ruling",), check=False)
+            .string("five_dollar_ruling", "", empty=True)
+            .strip()
+        )
         if five == "share-not-multiplied" and not ruling:
             raise ValueError(
                 f"{_where(where, 'five_dollar_ruling')}: 'share-not-multiplied' departs from NY "

@@ -53,6 +53,9 @@ class Round:
     bank: BankRotation = field(default_factory=BankRotation)
     fault: dict[str, Any] | None = None
     key_on: bool = False  # the supervisor key switch of the dealer panel
+    # who turned the key on, when the input that reported it identified them (None: the key
+    # alone, which names no one: panel steps are journaled as `panel-key`)
+    key_holder: str | None = None
     # the floor link (NJ 13:69E-1.39B(d)): progressive wagers refused while a link the
     # progressive depends on is down, or while the floor system shut them down (SAS 01)
     floor: dict[str, bool] = field(default_factory=lambda: {"link_blocks": False, "refused": False})
@@ -84,6 +87,7 @@ class Round:
             },
             "deadline": None if self.deadline is None else list(self.deadline),
             "supervisor_key": self.key_on,
+            "key_holder": self.key_holder,
             "floor": dict(self.floor),
             "meters": {n: m.to_json() for n, m in self.meters.items()},
             "config": self.config.to_mapping(),
@@ -112,6 +116,8 @@ class Round:
         )
         self.deadline = None if snap["deadline"] is None else list(snap["deadline"])
         self.key_on = bool(snap.get("supervisor_key", False))
+        holder = snap.get("key_holder")
+        self.key_holder = None if holder is None else str(holder)
         floor = snap.get("floor") or {}
         self.floor = {k: bool(floor.get(k, False)) for k in ("link_blocks", "refused")}
         self.meters = {n: LevelMeters.from_json(dict(m)) for n, m in snap["meters"].items()}

@@ -392,10 +392,12 @@ class PanelVoid(EventRecord):
 
 @event("supervisor_key")
 class SupervisorKey(EventRecord):
-    """the supervisor key switch (its position is kept: panel steps in the key holder's name,
-    `panel-key`)"""
+    """the supervisor key switch (its position is kept): panel steps are journaled in the name
+    of `supervisor`, who turned it on, when the input identified them (a sign-in, a badge
+    reader); the key switch alone names no one: `panel-key`"""
 
     on: bool
+    supervisor: Supervisor | None = None
 
 
 @event("console_refused")

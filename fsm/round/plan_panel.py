@@ -33,8 +33,11 @@ from fsm.round.plan_faults import _p_fault_cleared
 from fsm.round.plan_start import _p_rng_void, _p_side_wagers_settled
 from fsm.round.plan_table import _p_table_closed, _p_table_opened
 
-# Who the journal names for a supervisor's step taken at the dealer panel: the holder of the
-# supervisor key (the casino's key-control log says who that was); ``via`` says it was the panel.
+# Who the journal names for a supervisor's step taken at the dealer panel: the person who turned
+# the supervisor key on, when the input reporting the key identified them (``supervisor_key``
+# with ``supervisor``: a console or page sign-in, a badge reader); the key switch alone names no
+# one, and then the journal says ``panel-key`` (the casino's key-control log says who held the
+# key). ``via`` says it was the panel either way.
 PANEL_SUPERVISOR = "panel-key"
 PANEL = "panel"
 
@@ -42,7 +45,7 @@ PANEL = "panel"
 def _panel_supervisor(m: Round, button: str, what: str) -> str:
     if not m.key_on:
         raise _Reject(f"{button} here {what}: it needs the supervisor key switch on")
-    return PANEL_SUPERVISOR
+    return m.key_holder or PANEL_SUPERVISOR
 
 
 def _first_pending(m: Round) -> int:
@@ -53,9 +56,11 @@ def _first_pending(m: Round) -> int:
 
 def _p_supervisor_key(m: Round, d: SupervisorKey) -> Plan:
     on = d.on
+    who = d.supervisor or None
 
     def act() -> None:
         m.key_on = on
+        m.key_holder = who if on else None
 
     return S.INTERNAL, act
 
