@@ -51,6 +51,7 @@ def test_shift_json_has_the_progressive_contract_and_balances(db: Path) -> None:
         "meter_start_cents",
         "meter_end_cents",
         "adjustments_cents",
+        "house_funded_cents",  # shown, outside the meter's balance (paid in by the house)
     }
     assert all(isinstance(v, int) and not isinstance(v, bool) for v in p.values())
     assert p["meter_end_cents"] == (
