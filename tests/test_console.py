@@ -309,7 +309,9 @@ def test_resolve_chips_and_void_draw_k2(rig: Rig) -> None:
     assert rig.entry(reply["seq"] + 1)[0] == "rng_drawn"  # drawn again
 
 
-def test_validate_and_void_hits_in_delivery_order_k3_iii_k6(rig: Rig) -> None:
+def test_validate_and_void_hits_in_payment_order_g7_k3_iii_k6(rig: Rig) -> None:
+    """Winners are validated in the order they are paid: from the dealer's right (area 1),
+    counter-clockwise (NY 5324.41(g)(7))."""
     to_betting(rig)
     for position in (1, 3):
         rig.post("chip_detected", position=position)
@@ -323,7 +325,7 @@ def test_validate_and_void_hits_in_delivery_order_k3_iii_k6(rig: Rig) -> None:
     assert rig.owner.public.state == "Open_JackpotPending"
     pending = rig.ask("status", sup=None)["status"]["pending_hits"]
     order = [int(p["position"]) for p in pending]
-    assert sorted(order) == [1, 3]
+    assert order == [1, 3]
     reply = rig.ask("validate-hit", str(order[1]))
     assert reply["ok"] is False and f"validate position {order[0]} first" in reply["error"]
     display = meter(rig, "display_cents")
@@ -339,6 +341,31 @@ def test_validate_and_void_hits_in_delivery_order_k3_iii_k6(rig: Rig) -> None:
     assert (kind, data["position"], data["reason"]) == ("hit_voided", order[1], "hand misread")
     assert reply["state"] == "Open_Shuffling"  # round completed; one round per shuffle
     assert rig.entry(reply["seq"] + 1)[0] == "round_completed"
+
+
+def test_void_hit_with_the_corrected_line_pays_it_k3ii(rig: Rig) -> None:
+    """``void-hit POSITION --line LINE REASON``: the supervisor voids the hit entered and names
+    the right, lower line, which is paid in their name (NY 5324.41(k)(3)(ii))."""
+    to_betting(rig)
+    rig.post("chip_detected", position=2)
+    rig.post("lockout_pressed")
+    rig.post("chips_confirmed")
+    rig.post("side_wagers_settled")
+    rig.post("dealt", remaining=4)
+    rig.post("play_complete")
+    rig.post("progressive_outcome", position=2, line="royal-flush")
+    assert rig.owner.public.state == "Open_JackpotPending"
+    reply = rig.ask("void-hit", "2", "--line")
+    assert reply["ok"] is False and "--line takes a LINE and a REASON" in reply["error"]
+    reply = rig.ask("void-hit", "2", "--line", "straight-flush", "no", "royal")
+    assert reply["ok"] is True, reply
+    kind, data = rig.entry(reply["seq"])
+    assert (kind, data["line"], data["reason"]) == ("hit_voided", "straight-flush", "no royal")
+    voided = next(e for e in reply["effects"] if e["type"] == "hit_voided")
+    assert voided["corrected_line"] == "straight-flush" and voided["line"] == "royal-flush"
+    pay = next(e for e in reply["effects"] if e["type"] == "pay")
+    assert (pay["line"], pay["cents"], pay["supervisor"]) == ("straight-flush", 2500, "trainer")
+    assert pay["voided_line"] == "royal-flush"
 
 
 def test_clear_fault_resumes_or_voids_with_refunds(rig: Rig) -> None:
