@@ -29,7 +29,8 @@ def test_level_added_gets_meters_and_levels_cannot_be_removed() -> None:
     t = reach("Maintenance")
     new_levels = [
         {"name": "progressive", "initial_cents": 100_000, "rate_bp": 2100},
-        {"name": "bonus", "initial_cents": 500, "rate_bp": 100, "lines": ["five-aces"]},
+        # a 1% level pays a fixed line: a share-of-the-meter line needs 21% itself (k)(5)
+        {"name": "bonus", "initial_cents": 500, "rate_bp": 100, "lines": ["four-of-a-kind"]},
     ]
     t.ev("config_changed", supervisor=SUP, changes={"levels": new_levels})
     assert t.m.meters()["bonus"]["display_cents"] == 500
