@@ -368,6 +368,30 @@ def test_void_hit_with_the_corrected_line_pays_it_k3ii(rig: Rig) -> None:
     assert pay["voided_line"] == "royal-flush"
 
 
+def test_key_holder_names_the_supervisor_of_panel_validations_k3iii(rig: Rig) -> None:
+    """``key-holder`` (PIN checked) with the key on: a hit validated with the panel's NEXT is
+    journaled in that supervisor's name, not as ``panel-key`` (NY 5324.41(k)(3)(iii))."""
+    to_betting(rig)
+    rig.post("chip_detected", position=2)
+    rig.post("lockout_pressed")
+    rig.post("chips_confirmed")
+    rig.post("side_wagers_settled")
+    rig.post("dealt", remaining=4)
+    rig.post("play_complete")
+    rig.post("progressive_outcome", position=2, line="straight-flush")
+    reply = rig.ask("key-holder")
+    assert reply["ok"] is False and "key switch is off" in reply["error"]
+    rig.post("supervisor_key", on=True)
+    reply = rig.ask("key-holder")
+    assert reply["ok"] is True, reply
+    kind, data = rig.entry(reply["seq"])
+    assert (kind, data["supervisor"], data["via"]) == ("key_holder", "trainer", "console")
+    rig.post("panel_next")
+    kind, data = [(k, d) for _, k, d in rig.entries() if k == "panel_next"][-1]
+    pays = [e for e in data["effects"] if e["type"] == "pay"]
+    assert pays and (pays[0]["supervisor"], pays[0]["via"]) == ("trainer", "panel")
+
+
 def test_clear_fault_resumes_or_voids_with_refunds(rig: Rig) -> None:
     to_betting(rig)
     rig.post("fault_raised", code="SHOE_JAM", device="shoe", detail="test")

@@ -242,20 +242,26 @@ def test_void_corrected_to_a_fixed_line_pays_from_the_chip_tray_k3ii() -> None:
 # --- Minors ------------------------------------------------------------------------------------
 
 
-def test_panel_validation_names_the_supervisor_who_turned_the_key_k3iii() -> None:
-    """A hit validated at the panel is journaled in the name of the supervisor the key input
-    identified; the key switch alone names no one and records `panel-key` (via `panel`)."""
+def test_panel_validation_names_the_supervisor_holding_the_key_k3iii() -> None:
+    """A hit validated at the panel is journaled in the name of the supervisor who named
+    themself as the key's holder (``key_holder``, posted by the console after their PIN); the
+    key switch alone names no one and records `panel-key` (via `panel`); turning the key off
+    forgets the holder, and no one is named while the key is off."""
     t = Table()
     t.open()
-    t.round_to_settlement(2, 5)
-    t.outcomes({2: "straight-flush", 5: "straight-flush"})
-    t.ev("supervisor_key", on=True, supervisor="ana")
+    t.round_to_settlement(2, 4, 5)
+    t.outcomes({2: "straight-flush", 4: "straight-flush", 5: "straight-flush"})
+    assert "key switch is off" in (rejection(t.ev("key_holder", supervisor="ana")) or "")
+    t.ev("supervisor_key", on=True)
+    t.ev("key_holder", supervisor="ana", via="console")
     pay = pays(t.ev("panel_next"))[0]
     assert (pay["supervisor"], pay["via"]) == ("ana", "panel")
     t.ev("supervisor_key", on=False)
     t.ev("supervisor_key", on=True)  # the key alone
     pay = pays(t.ev("panel_next"))[0]
     assert (pay["supervisor"], pay["via"]) == ("panel-key", "panel")
+    void = of_type(t.ev("panel_void"), "hit_voided")[0]
+    assert void["supervisor"] == "panel-key"
 
 
 def test_each_level_paying_meter_lines_grows_at_the_least_rate_k5() -> None:

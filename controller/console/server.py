@@ -77,6 +77,8 @@ REQUESTS: dict[str, str] = {
     "open": "open",
     "close": "close",
     "resolve-chips": "resolve-chips POSITIONS  (e.g. 1,3,5 or 1 3 5; 'none' when none stands)",
+    "key-holder": "key-holder  (with the supervisor key on: the panel's steps are journaled in "
+    "your name until the key is turned off)",
     "validate-hit": "validate-hit POSITION",
     "void-hit": "void-hit POSITION [--line LINE] REASON  (LINE: the right, lower line, then paid)",
     "clear-fault": "clear-fault [--void]",
@@ -270,6 +272,9 @@ def build_event(name: str, args: Sequence[str], supervisor: str) -> Event:
             "display-test": "display_test",
         }[name]
         return Event(kind, base)
+    if name == "key-holder":
+        _count(name, args, 0, 0)
+        return Event("key_holder", base)
     if name == "resolve-chips":
         _count(name, args, 1)
         return Event("chips_resolved", {**base, "positions": list(_positions(args))})

@@ -392,12 +392,20 @@ class PanelVoid(EventRecord):
 
 @event("supervisor_key")
 class SupervisorKey(EventRecord):
-    """the supervisor key switch (its position is kept): panel steps are journaled in the name
-    of `supervisor`, who turned it on, when the input identified them (a sign-in, a badge
-    reader); the key switch alone names no one: `panel-key`"""
+    """the supervisor key switch (its position is kept); the key alone names no one: panel
+    steps are journaled as `panel-key` unless a `key_holder` named the person"""
 
     on: bool
-    supervisor: Supervisor | None = None
+
+
+@event("key_holder")
+class KeyHolder(EventRecord):
+    """a supervisor, identified (console PIN, a badge reader), names themself as the one who
+    turned the supervisor key on: panel steps are journaled in their name until the key is
+    turned off; refused while the key is off"""
+
+    supervisor: Supervisor
+    via: str | None = None
 
 
 @event("console_refused")

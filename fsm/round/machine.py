@@ -92,6 +92,7 @@ from fsm.round.plan_faults import _p_deadline, _p_fault_cleared, _p_fault_raised
 from fsm.round.plan_panel import (
     PANEL_SUPERVISOR,
     _p_informational,
+    _p_key_holder,
     _p_panel_next,
     _p_panel_void,
     _p_power_up,
@@ -437,6 +438,7 @@ _PLANNERS: dict[str, Planner] = {
     "shaker_lid": _p_shaker_lid,
     "power_up": _p_power_up,
     "supervisor_key": _p_supervisor_key,
+    "key_holder": _p_key_holder,
     "panel_void": _p_panel_void,
     "console_refused": _p_informational,
     "device_recovered": _p_informational,

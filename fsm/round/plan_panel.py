@@ -16,6 +16,7 @@ from fsm.round.events import (
     FaultCleared,
     HitValidated,
     HitVoided,
+    KeyHolder,
     RngVoid,
     ShakerLid,
     SupervisorKey,
@@ -33,11 +34,11 @@ from fsm.round.plan_faults import _p_fault_cleared
 from fsm.round.plan_start import _p_rng_void, _p_side_wagers_settled
 from fsm.round.plan_table import _p_table_closed, _p_table_opened
 
-# Who the journal names for a supervisor's step taken at the dealer panel: the person who turned
-# the supervisor key on, when the input reporting the key identified them (``supervisor_key``
-# with ``supervisor``: a console or page sign-in, a badge reader); the key switch alone names no
-# one, and then the journal says ``panel-key`` (the casino's key-control log says who held the
-# key). ``via`` says it was the panel either way.
+# Who the journal names for a supervisor's step taken at the dealer panel: the person holding the
+# turned key when an identifying input named them (``key_holder``: the console's ``key-holder``
+# request after their PIN, or a badge reader); the key switch alone names no one, and then the
+# journal says ``panel-key`` (the casino's key-control log says who held the key). ``via`` says
+# it was the panel either way.
 PANEL_SUPERVISOR = "panel-key"
 PANEL = "panel"
 
@@ -56,11 +57,24 @@ def _first_pending(m: Round) -> int:
 
 def _p_supervisor_key(m: Round, d: SupervisorKey) -> Plan:
     on = d.on
-    who = d.supervisor or None
 
     def act() -> None:
         m.key_on = on
-        m.key_holder = who if on else None
+        if not on:
+            m.key_holder = None  # the next turn of the key names no one until named again
+
+    return S.INTERNAL, act
+
+
+def _p_key_holder(m: Round, d: KeyHolder) -> Plan:
+    """The person holding the turned key, identified by the input that posts this (the console
+    checked their PIN): panel steps name them until the key is turned off."""
+    if not m.key_on:
+        raise _Reject("key_holder: the supervisor key switch is off; turn it on first")
+    who = d.supervisor
+
+    def act() -> None:
+        m.key_holder = who
 
     return S.INTERNAL, act
 

@@ -159,6 +159,8 @@ INFORMATIONAL = (
 )
 # The supervisor key switch is accepted in every state; its position is kept for the panel.
 TRANSITIONS["supervisor_key"] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]
+# ... and so is the naming of the person holding it (refused while the key is off)
+TRANSITIONS["key_holder"] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]
 for _name in INFORMATIONAL:
     TRANSITIONS[_name] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]
 
