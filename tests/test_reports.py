@@ -345,3 +345,58 @@ def test_chips_of_a_round_voided_before_the_lockout_never_count(tmp_path: Path) 
     assert report["voided_rounds"] == 1
     voided = [x for x in rounds if x["void"]]
     assert [(f["position"], f["cents"]) for f in voided[0]["refunds"]] == [(1, 100), (2, 100)]
+
+
+def test_house_funded_payouts_are_shown_and_the_shift_still_reconciles_k4i_k5(
+    tmp_path: Path,
+) -> None:
+    """A $5 table: 100% of the meter times five ((k)(4)(i)) takes the whole meter, the house
+    pays the other four meters and then the reset; the natural royal flush paid next, at the
+    reset meter, is worth the royal flush's $500, more than half that meter ((g)(8)). The shift
+    still balances to the cent and shows what the house funded."""
+    path = tmp_path / "five.db"
+    config = GameConfig.from_mapping(
+        {
+            "table_id": "T9",
+            "progressive_wager_cents": 500,
+            "levels": [
+                {
+                    "name": "progressive",
+                    "initial_cents": 80_000,
+                    "reset_cents": 80_000,
+                    "rate_bp": 2700,
+                }
+            ],
+        },  # fmt: skip
+        "game",
+    )
+    d = TableDriver(path, config)
+    d.open_table()
+    d.play_round([1, 2], {1: "natural-royal-flush-and-pair", 2: "natural-royal-flush"})
+    d.close()
+    meter = 80_000 + 2 * 500 * 2700 // 10_000  # 80,270 after two $5 contributions
+    with JournalReader(path) as reader:
+        report = shift_report(reader)
+        hits = hits_report(reader)
+        recall = rounds_report(reader)
+    first, second = (h for h in report["hits"] if h["from"] == "meter")
+    assert (first["position"], first["cents"], first["house_cents"]) == (1, 5 * meter, 4 * meter)
+    # reset to 80,000 (the house funds all of it: no reserve), then half of it is $400 < $500
+    assert (second["line"], second["cents"], second["house_cents"]) == ("royal-flush", 50_000, 0)
+    p = report["progressive"]
+    assert isinstance(p, dict)
+    assert p["paid_from_meter_cents"] == meter + 50_000
+    resets = 80_000 + 50_000  # after each hit the display is topped up from nothing
+    assert p["house_funded_cents"] == 4 * meter + resets
+    assert (
+        p["meter_end_cents"]
+        == p["meter_start_cents"]
+        + p["contributed_cents"]
+        - p["paid_from_meter_cents"]
+        + p["adjustments_cents"]
+    )
+    assert p["meter_end_cents"] == stored_meter_cents(path)
+    assert report["problems"] == []
+    assert [h["house_cents"] for h in hits] == [4 * meter, 0]
+    paid = [h for h in recall[0]["hits"] if h["status"] == "paid"]
+    assert [h["house_cents"] for h in paid] == [4 * meter, 0]
