@@ -420,7 +420,8 @@ def _linear(
         line = table.line(name)
         p = Fraction(n, total)
         if line.meter_percent is not None:
-            slope = p * Fraction(line.meter_percent, 100) / wager
+            # NY (k)(4)(i): a $5 wager is paid five times the share, as every amount
+            slope = p * Fraction(line.meter_percent, 100) * Fraction(wager, 100) / wager
             b += slope
             db += slope
             continue
@@ -479,7 +480,7 @@ def progressive_sheet(
         n = paid.get(line.name, 0)
         pay_cents = table.payout_cents(line.name, wager_cents, meter_cents)
         pays = (
-            f"{line.meter_percent}% of meter"
+            f"{line.meter_percent * wager_cents // 100}% of meter"  # (k)(4)(i): $5 pays 5x
             if line.meter_percent is not None
             else f"${pay_cents / 100:,.2f}"
         )

@@ -1,11 +1,13 @@
 """The progressive payout wager: its pay table as data, the winning line of seven cards, the payout.
 
 NY 5324.41(k): $1 or $5 wagers (k)(1); the pay table (k)(4), read from a TOML file and checked at
-load against the regulation's minimums kept here in code; which payouts are deducted from the
-meter (k)(5); meter-based payouts use the meter at the time of payment (k)(6) — so the meter is an
-argument, never remembered here. A line "X and pair" is X in five of the seven cards with a pair in
-the other two; the joker with an ace is a pair of aces (c)(1). Must never do I/O beyond reading its
-pay-table file, and never touch a meter.
+load against the regulation's minimums kept here in code; a $5 wager paid five times every amount,
+the shares of the meter too (k)(4)(i) (the other reading only as an argument); which payouts are
+deducted from the meter (k)(5); meter-based payouts use the meter at the time of payment (k)(6) —
+so the meter is an argument, never remembered here. A line "X and pair" is X in five of the seven
+cards with a pair in the other two; the joker with an ace is a pair of aces (c)(1). The lines a
+line implies (`IMPLIED_LINES`) make the least a dealer-entered line is worth ((g)(8)). Must never
+do I/O beyond reading its pay-table file, and never touch a meter.
 """
 
 from __future__ import annotations
