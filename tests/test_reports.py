@@ -367,7 +367,7 @@ def test_house_funded_payouts_are_shown_and_the_shift_still_reconciles_k4i_k5(
                     "rate_bp": 2700,
                 }
             ],
-        },  # fmt: skip
+        },
         "game",
     )
     d = TableDriver(path, config)
