@@ -108,7 +108,15 @@ class Responder:
         number = self.levels.index(level) + 1 if level in self.levels else 0
         meter = int((snap.meters.get(level) or {}).get("display_cents", 0))
         try:
-            amount = self.game.progressive_payout(str(hit.get("line")), meter)
+            # what the hit is paid now: its best line at each line's level's meter (the
+            # round decides it again when it is paid, NY 5324.41(g)(8), (k)(6))
+            amounts = []
+            for line in self.game.table.implied(str(hit.get("line"))):
+                at = (snap.meters.get(self.game.level_for_line(line).name) or {}).get(
+                    "display_cents", 0
+                )
+                amounts.append(self.game.progressive_payout(line, int(at)))
+            amount = max(amounts)
         except (KeyError, ValueError):
             amount = meter
         return number, amount
