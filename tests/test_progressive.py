@@ -55,8 +55,17 @@ def test_fixed_payouts_for_a_one_dollar_wager_k4_ii() -> None:
 
 
 def test_five_dollar_wager_pays_five_times_k4_i() -> None:
+    """NY (k)(4)(i): "multiply payout amount by five" — every amount, the meter shares too (this
+    test asserted the fixed amounts only before; a share of the meter now pays five shares)."""
     assert TABLE.payout_cents("royal-flush", 500, 0) == 500_00
     assert TABLE.payout_cents("straight", 500, 0) == 10_00
+    assert TABLE.payout_cents("natural-royal-flush-and-pair", 500, 1_000_00) == 5_000_00
+    assert TABLE.payout_cents("five-aces", 500, 1_000_00) == 500_00
+    # the other reading, on a regulator's ruling only (game.five_dollar_ruling)
+    share = TABLE.payout_cents(
+        "natural-royal-flush-and-pair", 500, 1_000_00, five_times_meter=False
+    )
+    assert share == 1_000_00
 
 
 def test_meter_lines_use_the_meter_at_payment_k6() -> None:
