@@ -3,7 +3,8 @@
 Routes: ``/`` the page; ``/static/...`` its files; ``/ws?since=SEQ`` the live feed (frames, and
 the journal entries after SEQ for a browser that reconnects); ``/api/frame`` and
 ``/api/entries?since=SEQ`` the same by HTTP; ``POST /api/input`` a press on the simulated table
-(drives the MockFactory pin as the hardware would; refused on the Pi); ``POST /api/login`` /
+(drives the MockFactory pin as the hardware would; refused on the Pi), also the dealer's entries
+there (a position's outcome without a card-reading shoe, the dice total); ``POST /api/login`` /
 ``/api/logout`` a supervisor's session; ``POST /api/action`` a supervisor's step, posted on the
 owner's queue as the console's event (``via: "web"``). Every POST carries the XSRF token
 (Tornado's ``xsrf_cookies``); the session cookie is HttpOnly and SameSite=Strict.
@@ -198,6 +199,20 @@ class InputHandler(_Base):
                 pins.turn_key(bool(data.get("on")))
             elif name == "shake":
                 pins.shake()
+            elif name == "outcome":  # the dealer enters a position's outcome (no card reader)
+                line = data.get("line")
+                if line is not None and not isinstance(line, str):
+                    raise ValueError("line: a pay-table line or null")
+                self.page.owner.post(
+                    Event(
+                        "progressive_outcome",
+                        {"position": int(data.get("position", 0)), "line": line or None},
+                    )
+                )
+            elif name == "dice":  # the dealer enters the dice total (start_mode dice)
+                self.page.owner.post(
+                    Event("dice_position_entered", {"total": int(data.get("total", 0))})
+                )
             else:
                 raise ValueError(f"input: unknown {name!r}")
         except (TypeError, ValueError) as exc:

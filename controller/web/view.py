@@ -165,6 +165,8 @@ class Hands:
         }
         hands: list[JSONDict] = []
         by_seat = dict(zip(order, stacks, strict=False))
+        if not by_seat:  # no card-reading shoe: the wagered positions and their outcomes
+            by_seat = {seat: [] for seat in outcomes}
         for seat in sorted(by_seat, key=lambda s: (s != 0, s)):
             cards = by_seat[seat]
             hand: JSONDict = {

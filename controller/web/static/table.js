@@ -188,7 +188,7 @@ const Page = (() => {
   function cardSpan(text, low) {
     const s = document.createElement("span");
     s.className = "card" + (/[dh]$/.test(text) ? " red" : "") + (low ? " low" : "");
-    s.textContent = text === "JK" ? "🃏" : text.replace("T", "10");
+    s.textContent = text.replace("T", "10");
     return s;
   }
 
@@ -289,13 +289,59 @@ const Page = (() => {
     }
   }
 
+  // the dealer's entries on the simulated table: outcomes without a card reader, dice total
+  function renderDealer(f) {
+    const box = document.getElementById("dealer-entry");
+    const ctl = document.getElementById("dealer-controls");
+    const rows = [];
+    if (f.mode === "sim" && f.state === "Open_Settlement" && !f.card_reading_shoe) {
+      for (const pos of Object.keys(f.wagers).sort()) {
+        if (!(pos in f.outcomes)) rows.push(["outcome", pos]);
+      }
+    }
+    if (f.mode === "sim" && f.state === "Open_StartingPosition_Dice" && f.shakes >= 3) rows.push(["dice", ""]);
+    const sig = JSON.stringify([rows, f.state, f.round_id]);
+    box.hidden = rows.length === 0;
+    if (ctl.dataset.sig === sig) return;
+    ctl.dataset.sig = sig;
+    ctl.replaceChildren();
+    for (const [kind, pos] of rows) {
+      const row = document.createElement("div");
+      if (kind === "outcome") {
+        row.append(`area ${pos}: `);
+        const sel = document.createElement("select");
+        sel.id = `outcome-${pos}`;
+        const none = document.createElement("option");
+        none.value = ""; none.textContent = "no win";
+        sel.appendChild(none);
+        for (const line of f.lines || []) {
+          const o = document.createElement("option");
+          o.value = line; o.textContent = line;
+          sel.appendChild(o);
+        }
+        const b = document.createElement("button");
+        b.type = "button"; b.textContent = "Enter"; b.id = `enter-outcome-${pos}`;
+        b.addEventListener("click", () => press("outcome", { position: Number(pos), line: sel.value || null }));
+        row.append(sel, b);
+      } else {
+        const inp = document.createElement("input");
+        inp.id = "dice-total"; inp.type = "number"; inp.min = 3; inp.max = 18; inp.placeholder = "dice total";
+        const b = document.createElement("button");
+        b.type = "button"; b.textContent = "Enter total";
+        b.addEventListener("click", () => press("dice", { total: Number(inp.value) }));
+        row.append(inp, b);
+      }
+      ctl.appendChild(row);
+    }
+  }
+
   function render() {
     if (!frame) return;
     for (const fn of renderers) {
       try { fn(frame); } catch (e) { console.error(e); }
     }
   }
-  renderers.push(renderTable, renderHands, renderSupervisor);
+  renderers.push(renderTable, renderHands, renderSupervisor, renderDealer);
 
   function onFrame(f) {
     frame = f;
