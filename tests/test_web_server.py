@@ -342,3 +342,22 @@ def test_the_section_reads_its_keys() -> None:
     assert replace(section) == WebSection(True, "0.0.0.0", 8081)
     with pytest.raises(ValueError, match=r"^web\.port"):
         WebSection.from_mapping({"port": 70000})
+
+
+def test_the_three_card_bonus_hands_are_the_threes_and_fours_of_each_seat() -> None:
+    """NY 5324.41(n)(4)-(7): stacks of three then of four to the pai gow positions farthest
+    left first, then the dealer; the page shows each seat's seven cards, after resolution."""
+    hands = Hands()
+    hands.note(2, "pai_gow_wagers", {"positions": [2, 5], "effects": []})
+    hands.note(2, "dealt", {"remaining": 44, "stacks": [[0, 1, 2], [3, 4, 5], [6, 7, 8]]})
+    fours = [[9, 10, 11, 12], [13, 14, 15, 16], [17, 18, 19, 20]]
+    hands.note(2, "dealt", {"remaining": 32, "stacks": fours})
+    assert hands.last is None
+    summary = {"type": "round_summary", "round_id": 2, "outcome": "completed", "positions": []}
+    shown = hands.note(2, "round_completed", {"effects": [summary]})
+    assert shown is not None
+    cards = {h["seat"]: h["cards"] for h in shown["hands"]}
+    assert list(cards) == [0, 2, 5]  # the dealer first, then the areas
+    assert cards[5] == ["2c", "2d", "2h", "4d", "4h", "4s", "5c"]  # the first three, first four
+    assert cards[2] == ["2s", "3c", "3d", "5d", "5h", "5s", "6c"]
+    assert cards[0] == ["3h", "3s", "4c", "6d", "6h", "6s", "7c"]
