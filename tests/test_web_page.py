@@ -11,13 +11,16 @@ is checked for card identities before their round resolved (NY 5324.41(k)(3)(iii
 pending hit; DESIGN.md "The page": no card identity before its round resolves).
 
 A second test runs the scripted people on a card-reading table with the browser watching two
-rounds: the seven hands appear only after their round resolved, and it saves the README's
-picture (docs/img/page.png).
+rounds: the seven hands appear only after their round resolved, and it makes the README's
+picture (docs/img/page.png; the first test makes the operator guide's, docs/img/guide-*.png:
+written when missing, refreshed with ``PAGE_PICTURES=1``).
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,20 @@ from web_support import ROOT, TABLECTL, SimProcess, card_leaks, launch, need_chr
 pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.timeout(300)]
 
 WAIT_MS = 30_000
-SCREENSHOT = ROOT / "docs" / "img" / "page.png"
+PICTURES = ROOT / "docs" / "img"
+
+
+def _picture(page: Any, name: str, tmp: Path) -> None:
+    """A screenshot of the page: always made (and checked to be a PNG); written into docs/img/
+    (the README's and the operator guide's pictures) when it is missing there or when
+    ``PAGE_PICTURES=1`` asks to refresh them, so a test run leaves the checkout unchanged."""
+    shot = tmp / f"{name}.png"
+    page.screenshot(path=str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    target = PICTURES / f"{name}.png"
+    if os.environ.get("PAGE_PICTURES") == "1" or not target.exists():
+        PICTURES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, target)
 
 
 def _state(page: Any, state: str) -> None:
@@ -95,6 +111,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             page.fill("#sup-pin", "1234")
             page.click("#login-btn")
             page.wait_for_selector("#signed-in:not([hidden])", timeout=WAIT_MS)
+            _picture(page, "guide-open", tmp_path)
             page.click("button[data-request=open]")
             _state(page, "Open_Betting")
             _wait_attr(page, "#light-1", "data-state", "attract")
@@ -105,6 +122,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             page.click("#chip-3")
             _wait_attr(page, "#light-3", "data-state", "lit")
             assert _attr(page, "#light-2", "data-state") == "attract"
+            _picture(page, "guide-betting", tmp_path)
             # no more bets
             page.click("#btn-lockout")
             _state(page, "Open_LockedOut")
@@ -127,10 +145,14 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             _state(page, "Open_JackpotPending")
             _wait_attr(page, "#light-1", "data-state", "blink")
             assert _attr(page, "#display", "data-glyph") == "P"
+            _picture(page, "guide-hit", tmp_path)
             page.click("button[data-request=validate-hit]")
             page.wait_for_selector("#round-line:has-text('1 completed')", timeout=WAIT_MS)
             _state(page, "Open_Betting")
             page.wait_for_selector("#hands .hand", timeout=WAIT_MS)
+            _picture(page, "guide-validated", tmp_path)
+            page.click("button[data-request=close]")
+            _state(page, "Closed")
             browser.close()
         # the meters over SAS are the journal's
         meters = journal_meters(sim.db)["progressive"]
@@ -177,8 +199,7 @@ def test_the_hands_reach_the_page_only_after_their_round_resolves(tmp_path: Path
             page.wait_for_selector("#hands .hand .card", timeout=WAIT_MS)
             _state(page, "Open_Betting")
             page.wait_for_selector(".light.lit", timeout=WAIT_MS)
-            SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
-            page.screenshot(path=str(SCREENSHOT))
+            _picture(page, "page", tmp_path)
             browser.close()
     finally:
         code = sim.stop()

@@ -126,8 +126,8 @@ const Page = (() => {
       node("rect", { class: "slot", x: x - 26, y: y - 8, width: 52, height: 30, rx: 6 }, slot);
       const chip = node("circle", { class: "chip", cx: x, cy: y + 7, r: 12, visibility: "hidden" }, slot);
       slot.addEventListener("click", () => press("chip", { position: i }));
-      node("text", { class: "label", x: x, y: y + 46 }, g, String(i));
-      const wager = node("text", { class: "small", x: x, y: y + 64, "text-anchor": "middle" }, g, "");
+      node("text", { class: "label", x: x, y: y + 88 }, g, "area " + i);
+      const wager = node("text", { class: "small", x: x, y: y + 42, "text-anchor": "middle", id: "wager-" + i }, g, "");
       els.areas.push({ light, chip, wager });
     }
     els.dealerHand = node("text", { class: "small", x: 500, y: 360, "text-anchor": "middle" }, svg, "");
@@ -159,7 +159,8 @@ const Page = (() => {
       a.wager.textContent = (cents ? money(cents) : "") + (pend ? " HIT" : "");
     });
     const m = f.meters[0];
-    els.meter.textContent = m ? money(m.display_cents) : "";
+    const hit = (f.pending || [])[0];
+    els.meter.textContent = m ? (hit ? `WIN ${hit.position}  ` : "") + money(m.display_cents) : "";
     els.meterName.textContent = f.meters.map((x) => `${x.name} · ${x.hits} hits`).join("   ");
     for (const [dev, rect, text] of [["shoe", els.shoe, els.shoeText], ["shuffler", els.shuffler, els.shufflerText]]) {
       const st = f.devices[dev];
@@ -251,7 +252,7 @@ const Page = (() => {
     if (s === "Fault") out.push(["Clear the fault", "clear-fault", []], ["Clear and void the round", "clear-fault", ["--void"]]);
     if (s === "Open_SideWagers") out.push(["Void the draw", "void-draw", ["voided by the supervisor at the page"]]);
     for (const p of f.pending || []) {
-      out.push([`Validate the hit at ${p.position}`, "validate-hit", [String(p.position)]]);
+      out.push([`Validate the hit at ${p.position} (${p.line})`, "validate-hit", [String(p.position)]]);
       out.push([`Void the hit at ${p.position}`, "void-hit", [String(p.position), "voided by the supervisor at the page"]]);
     }
     return out;
