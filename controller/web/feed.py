@@ -177,6 +177,8 @@ class Feed:
             try:
                 public = self._owner.wait_published(seq, timeout=WAIT_S)
                 if public.seq == seq and public.storage_fault is None:
+                    if not self._owner.alive:  # wait_published no longer waits: do not spin
+                        self._stopping.wait(WAIT_S)
                     continue
                 seq = public.seq
                 self._catch_up(public.seq)
