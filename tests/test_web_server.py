@@ -361,3 +361,22 @@ def test_the_three_card_bonus_hands_are_the_threes_and_fours_of_each_seat() -> N
     assert cards[5] == ["2c", "2d", "2h", "4d", "4h", "4s", "5c"]  # the first three, first four
     assert cards[2] == ["2s", "3c", "3d", "5d", "5h", "5s", "6c"]
     assert cards[0] == ["3h", "3s", "4c", "6d", "6h", "6s", "7c"]
+
+
+def test_a_loopback_page_answers_only_to_a_loopback_host_name(served: Served) -> None:
+    """Another site's name resolved to 127.0.0.1 (DNS rebinding) gets nothing from the page."""
+    import http.client
+
+    conn = http.client.HTTPConnection("127.0.0.1", served.server.port, timeout=30)
+    try:
+        conn.request("GET", "/api/frame", headers={"Host": f"evil.example:{served.server.port}"})
+        assert conn.getresponse().status == 421
+    finally:
+        conn.close()
+    for name in ("127.0.0.1", "localhost", "[::1]"):
+        conn = http.client.HTTPConnection("127.0.0.1", served.server.port, timeout=30)
+        try:
+            conn.request("GET", "/api/frame", headers={"Host": f"{name}:{served.server.port}"})
+            assert conn.getresponse().status == 200, name
+        finally:
+            conn.close()

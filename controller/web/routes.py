@@ -42,8 +42,23 @@ STATIC = Path(__file__).parent / "static"
 #: The longest the page waits for the owner to commit a posted step (s).
 COMMIT_TIMEOUT_S = 10.0
 MAX_BODY = 4096
-#: Requests of the console a supervisor may take from the page.
-ACTIONS = tuple(r for r in REQUESTS if r not in ("status", "meter-correct", "resolve-chips"))
+#: Requests of the console a supervisor may take from the page (all but ``status``).
+ACTIONS = tuple(r for r in REQUESTS if r != "status")
+#: Host names a page listening on the loopback answers to (a DNS-rebinding site's name is not).
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def host_allowed(section: WebSection, host_header: str) -> bool:
+    """Whether a request's Host header names this page: on a loopback address only a loopback
+    name (so another site's name resolved to 127.0.0.1 gets nothing); on another address any."""
+    if section.host not in LOOPBACK_NAMES:
+        return True
+    name = host_header.strip().lower()
+    if name.startswith("["):
+        name = name[1 : name.find("]")] if "]" in name else name
+    else:
+        name = name.rsplit(":", 1)[0]
+    return name in LOOPBACK_NAMES
 #: Entries a catching-up browser is sent at most.
 CATCH_UP = 200
 
@@ -92,6 +107,10 @@ class _Base(tornado.web.RequestHandler):
 
     def initialize(self, page: Page) -> None:
         self.page = page
+
+    def prepare(self) -> None:
+        if not host_allowed(self.page.section, self.request.host):
+            raise tornado.web.HTTPError(421, reason="this page answers to 127.0.0.1 only")
 
     def set_default_headers(self) -> None:
         self.set_header("Cache-Control", "no-store")
@@ -301,6 +320,10 @@ class FeedSocket(tornado.websocket.WebSocketHandler):
 
     def initialize(self, page: Page) -> None:
         self.page = page
+
+    def prepare(self) -> None:
+        if not host_allowed(self.page.section, self.request.host):
+            raise tornado.web.HTTPError(421, reason="this page answers to 127.0.0.1 only")
 
     def open(self, *args: str, **kwargs: str) -> None:
         try:
