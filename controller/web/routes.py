@@ -59,6 +59,8 @@ def host_allowed(section: WebSection, host_header: str) -> bool:
     else:
         name = name.rsplit(":", 1)[0]
     return name in LOOPBACK_NAMES
+
+
 #: Entries a catching-up browser is sent at most.
 CATCH_UP = 200
 
