@@ -31,7 +31,14 @@ from types import FrameType
 from typing import Any, TextIO
 
 from controller.config import ConfigError, TableConfig, load_config
-from controller.service.wiring import ConsoleAttachment, FloorAttachment, Parts, Table, wire
+from controller.service.wiring import (
+    ConsoleAttachment,
+    FloorAttachment,
+    Parts,
+    Table,
+    WebAttachment,
+    wire,
+)
 from fsm.round.events import Event
 
 log = logging.getLogger("tablectl.run")
@@ -219,6 +226,25 @@ def build_service(config: TableConfig, pin_mode: str = "pi") -> Table:
     return wire(config, config.journal_path, parts)
 
 
+def attach_page(table: Table) -> WebAttachment | None:
+    """The pit's status page (``[web]``, `controller.web`), read-only unless a supervisor signs
+    in; None when ``[web] enabled`` is false."""
+    if not table.config.web.enabled:
+        return None
+    page = WebAttachment(table.config, table.config.journal_path, mode="pit")
+    table.attach(page)
+    return page
+
+
+def _page_note(page: WebAttachment | None, out: TextIO) -> None:
+    if page is None:
+        return
+    if page.server is None:
+        print(f"warning: page not started: {page.error}", file=sys.stderr)
+    else:
+        print(f"page: {page.server.url}", file=out, flush=True)
+
+
 def attach_console(table: Table, path: Any = None) -> ConsoleAttachment | None:
     """The supervisor console on ``path`` (default: the config's ``[console] socket``), added to
     the table's attachments; None when ``[console]`` disables it."""
@@ -305,6 +331,7 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
             return EXIT_UNAVAILABLE
         console = attach_console(table)
         table.attach(FloorAttachment(config, config.journal_path))  # [sas]: the floor link
+        page = attach_page(table)  # [web]: the pit's status page
         owner = table.owner
         try:
             table.start()  # owner, then sign reader and console, then inputs and serial links
@@ -327,6 +354,7 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
             file=out,
             flush=True,
         )
+        _page_note(page, out)
         while not signals.event.wait(1.0):
             if not owner.alive:
                 break

@@ -386,6 +386,7 @@ class WebAttachment:
         from controller.web.server import WebServer
 
         game = self._config.game
+        lines = list(game.table.line_names)
         server = WebServer(
             owner,
             self._journal_path,
@@ -396,6 +397,7 @@ class WebAttachment:
             mode=self._mode,
             way=game.way,
             ranking=game.ranking,
+            extra=lambda: {"lines": lines},
         )
         try:
             server.start()

@@ -28,6 +28,9 @@ log = logging.getLogger(__name__)
 WAIT_S = 0.5
 #: Entries read from the journal at a time.
 BATCH = 500
+#: At start the feed reads only this many of the last entries (enough for the last round's
+#: cards and the entry list; a start costs the same for any journal length).
+START_WINDOW = 1000
 
 
 class Publisher(Protocol):
@@ -158,7 +161,9 @@ class Feed:
 
     def start(self) -> None:
         self._conn = open_read_only(self._path)
-        self._catch_up(self._owner.public.seq)
+        head = int(self._owner.public.seq)
+        self._read_seq = max(0, head - START_WINDOW)
+        self._catch_up(head)
         self._emit(self._owner.public)
         self._thread = threading.Thread(target=self._run, name="page-feed", daemon=True)
         self._thread.start()
@@ -177,6 +182,8 @@ class Feed:
             try:
                 public = self._owner.wait_published(seq, timeout=WAIT_S)
                 if public.seq == seq and public.storage_fault is None:
+                    if not self._owner.alive:  # wait_published no longer waits: do not spin
+                        self._stopping.wait(WAIT_S)
                     continue
                 seq = public.seq
                 self._catch_up(public.seq)

@@ -3,7 +3,8 @@
 Routes: ``/`` the page; ``/static/...`` its files; ``/ws?since=SEQ`` the live feed (frames, and
 the journal entries after SEQ for a browser that reconnects); ``/api/frame`` and
 ``/api/entries?since=SEQ`` the same by HTTP; ``POST /api/input`` a press on the simulated table
-(drives the MockFactory pin as the hardware would; refused on the Pi); ``POST /api/login`` /
+(drives the MockFactory pin as the hardware would; refused on the Pi), also the dealer's entries
+there (a position's outcome without a card-reading shoe, the dice total); ``POST /api/login`` /
 ``/api/logout`` a supervisor's session; ``POST /api/action`` a supervisor's step, posted on the
 owner's queue as the console's event (``via: "web"``). Every POST carries the XSRF token
 (Tornado's ``xsrf_cookies``); the session cookie is HttpOnly and SameSite=Strict.
@@ -41,8 +42,25 @@ STATIC = Path(__file__).parent / "static"
 #: The longest the page waits for the owner to commit a posted step (s).
 COMMIT_TIMEOUT_S = 10.0
 MAX_BODY = 4096
-#: Requests of the console a supervisor may take from the page.
-ACTIONS = tuple(r for r in REQUESTS if r not in ("status", "meter-correct", "resolve-chips"))
+#: Requests of the console a supervisor may take from the page (all but ``status``).
+ACTIONS = tuple(r for r in REQUESTS if r != "status")
+#: Host names a page listening on the loopback answers to (a DNS-rebinding site's name is not).
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def host_allowed(section: WebSection, host_header: str) -> bool:
+    """Whether a request's Host header names this page: on a loopback address only a loopback
+    name (so another site's name resolved to 127.0.0.1 gets nothing); on another address any."""
+    if section.host not in LOOPBACK_NAMES:
+        return True
+    name = host_header.strip().lower()
+    if name.startswith("["):
+        name = name[1 : name.find("]")] if "]" in name else name
+    else:
+        name = name.rsplit(":", 1)[0]
+    return name in LOOPBACK_NAMES
+
+
 #: Entries a catching-up browser is sent at most.
 CATCH_UP = 200
 
@@ -91,6 +109,10 @@ class _Base(tornado.web.RequestHandler):
 
     def initialize(self, page: Page) -> None:
         self.page = page
+
+    def prepare(self) -> None:
+        if not host_allowed(self.page.section, self.request.host):
+            raise tornado.web.HTTPError(421, reason="this page answers to 127.0.0.1 only")
 
     def set_default_headers(self) -> None:
         self.set_header("Cache-Control", "no-store")
@@ -198,6 +220,20 @@ class InputHandler(_Base):
                 pins.turn_key(bool(data.get("on")))
             elif name == "shake":
                 pins.shake()
+            elif name == "outcome":  # the dealer enters a position's outcome (no card reader)
+                line = data.get("line")
+                if line is not None and not isinstance(line, str):
+                    raise ValueError("line: a pay-table line or null")
+                self.page.owner.post(
+                    Event(
+                        "progressive_outcome",
+                        {"position": int(data.get("position", 0)), "line": line or None},
+                    )
+                )
+            elif name == "dice":  # the dealer enters the dice total (start_mode dice)
+                self.page.owner.post(
+                    Event("dice_position_entered", {"total": int(data.get("total", 0))})
+                )
             else:
                 raise ValueError(f"input: unknown {name!r}")
         except (TypeError, ValueError) as exc:
@@ -286,6 +322,10 @@ class FeedSocket(tornado.websocket.WebSocketHandler):
 
     def initialize(self, page: Page) -> None:
         self.page = page
+
+    def prepare(self) -> None:
+        if not host_allowed(self.page.section, self.request.host):
+            raise tornado.web.HTTPError(421, reason="this page answers to 127.0.0.1 only")
 
     def open(self, *args: str, **kwargs: str) -> None:
         try:

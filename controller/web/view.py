@@ -18,6 +18,7 @@ from typing import Any
 
 from drivers.gpio.font import SEGMENTS
 from fsm.round.catalogue import FAULT_CODES
+from fsm.round.position import three_card_order
 from fsm.round.vocabulary import GLYPH_MEANINGS, LIGHT_MEANINGS
 from fsm.rules.cards import format_card
 
@@ -121,8 +122,9 @@ def _seat_name(seat: int) -> str:
 class Hands:
     """The cards of the rounds in play, kept off the page until each round resolves.
 
-    `note` takes every committed entry in order: a ``starting_position`` effect gives the order
-    the stacks reach the seats, a ``dealt`` event the stacks (card codes); both stay here. A
+    `note` takes every committed entry in order: a ``starting_position`` effect (or, with the
+    three-card bonus, the ``pai_gow_wagers`` positions) gives the order the stacks reach the
+    seats, a ``dealt`` event the stacks or hands (card codes); all of it stays here. A
     ``round_summary`` effect resolves its round: `summary` then gives the seven hands with the
     house way's setting and each position's outcome, and the round's cards are forgotten."""
 
@@ -130,19 +132,17 @@ class Hands:
         self._way = way
         self._ranking = ranking
         self._order: dict[int, list[int]] = {}
-        self._stacks: dict[int, list[list[int]]] = {}
+        self._pai_gow: dict[int, list[int]] = {}
+        self._seats: dict[int, dict[int, list[int]]] = {}
         self.last: JSONDict | None = None
 
     def note(self, round_id: int | None, etype: str, data: JSONDict) -> JSONDict | None:
         """Take one committed entry; returns the summary of the round it resolved, if any."""
         rid = int(round_id or 0)
-        if etype == "dealt" and isinstance(data.get("stacks"), list):
-            stacks = [list(map(int, s)) for s in data["stacks"] if isinstance(s, list)]
-            if rid in self._stacks and len(self._stacks[rid]) and stacks:
-                # the three-card bonus: the fours complete the threes, seat by seat
-                old = self._stacks[rid]
-                stacks = [a + b for a, b in zip(old, stacks, strict=False)] or stacks
-            self._stacks[rid] = stacks
+        if etype == "pai_gow_wagers" and isinstance(data.get("positions"), list):
+            self._pai_gow[rid] = [int(p) for p in data["positions"]]
+        if etype == "dealt":
+            self._dealt(rid, data)
         resolved = None
         for effect in data.get("effects") or []:
             if not isinstance(effect, Mapping):
@@ -153,18 +153,41 @@ class Hands:
                 resolved = self._resolve(int(effect.get("round_id", rid)), effect)
         return resolved
 
+    def _dealt(self, rid: int, data: JSONDict) -> None:
+        """A dispense's cards by seat: ``hands`` by seat name, or ``stacks`` in the order the
+        stacks reach the seats (with the three-card bonus: the pai gow positions, farthest left
+        first, then the dealer; the fours complete the threes)."""
+        seats: dict[int, list[int]] = {}
+        raw_hands, raw_stacks = data.get("hands"), data.get("stacks")
+        try:
+            if isinstance(raw_hands, Mapping):
+                for key, cards in raw_hands.items():
+                    seat = 0 if str(key) == "dealer" else int(key)
+                    seats[seat] = [int(c) for c in cards]
+            elif isinstance(raw_stacks, list):
+                if rid in self._pai_gow:
+                    order = three_card_order(self._pai_gow[rid])
+                else:
+                    order = self._order.get(rid, list(range(len(raw_stacks))))
+                for seat, cards in zip(order, raw_stacks, strict=False):
+                    seats[seat] = [int(c) for c in cards]
+        except (TypeError, ValueError):
+            return  # the machine refused such a dispense; nothing to show
+        held = self._seats.setdefault(rid, {})
+        for seat, cards in seats.items():
+            held[seat] = held.get(seat, []) + cards
+
     def _resolve(self, rid: int, summary: Mapping[str, Any]) -> JSONDict:
-        stacks = self._stacks.pop(rid, [])
-        order = self._order.pop(rid, list(range(len(stacks))))
-        for old in [r for r in self._stacks if r < rid]:
-            del self._stacks[old]
-        for old in [r for r in self._order if r < rid]:
-            del self._order[old]
+        by_seat = self._seats.pop(rid, {})
+        for book in (self._seats, self._order, self._pai_gow):
+            for old in [r for r in book if r <= rid]:
+                del book[old]
         outcomes = {
             int(p["position"]): p for p in summary.get("positions") or () if isinstance(p, Mapping)
         }
+        if not by_seat:  # no card-reading shoe: the wagered positions and their outcomes
+            by_seat = {seat: [] for seat in outcomes}
         hands: list[JSONDict] = []
-        by_seat = dict(zip(order, stacks, strict=False))
         for seat in sorted(by_seat, key=lambda s: (s != 0, s)):
             cards = by_seat[seat]
             hand: JSONDict = {

@@ -126,8 +126,8 @@ const Page = (() => {
       node("rect", { class: "slot", x: x - 26, y: y - 8, width: 52, height: 30, rx: 6 }, slot);
       const chip = node("circle", { class: "chip", cx: x, cy: y + 7, r: 12, visibility: "hidden" }, slot);
       slot.addEventListener("click", () => press("chip", { position: i }));
-      node("text", { class: "label", x: x, y: y + 46 }, g, String(i));
-      const wager = node("text", { class: "small", x: x, y: y + 64, "text-anchor": "middle" }, g, "");
+      node("text", { class: "label", x: x, y: y + 88 }, g, "area " + i);
+      const wager = node("text", { class: "small", x: x, y: y + 42, "text-anchor": "middle", id: "wager-" + i }, g, "");
       els.areas.push({ light, chip, wager });
     }
     els.dealerHand = node("text", { class: "small", x: 500, y: 360, "text-anchor": "middle" }, svg, "");
@@ -159,7 +159,8 @@ const Page = (() => {
       a.wager.textContent = (cents ? money(cents) : "") + (pend ? " HIT" : "");
     });
     const m = f.meters[0];
-    els.meter.textContent = m ? money(m.display_cents) : "";
+    const hit = (f.pending || [])[0];
+    els.meter.textContent = m ? (hit ? `WIN ${hit.position}  ` : "") + money(m.display_cents) : "";
     els.meterName.textContent = f.meters.map((x) => `${x.name} · ${x.hits} hits`).join("   ");
     for (const [dev, rect, text] of [["shoe", els.shoe, els.shoeText], ["shuffler", els.shuffler, els.shufflerText]]) {
       const st = f.devices[dev];
@@ -188,7 +189,7 @@ const Page = (() => {
   function cardSpan(text, low) {
     const s = document.createElement("span");
     s.className = "card" + (/[dh]$/.test(text) ? " red" : "") + (low ? " low" : "");
-    s.textContent = text === "JK" ? "🃏" : text.replace("T", "10");
+    s.textContent = text.replace("T", "10");
     return s;
   }
 
@@ -251,7 +252,7 @@ const Page = (() => {
     if (s === "Fault") out.push(["Clear the fault", "clear-fault", []], ["Clear and void the round", "clear-fault", ["--void"]]);
     if (s === "Open_SideWagers") out.push(["Void the draw", "void-draw", ["voided by the supervisor at the page"]]);
     for (const p of f.pending || []) {
-      out.push([`Validate the hit at ${p.position}`, "validate-hit", [String(p.position)]]);
+      out.push([`Validate the hit at ${p.position} (${p.line})`, "validate-hit", [String(p.position)]]);
       out.push([`Void the hit at ${p.position}`, "void-hit", [String(p.position), "voided by the supervisor at the page"]]);
     }
     return out;
@@ -289,13 +290,59 @@ const Page = (() => {
     }
   }
 
+  // the dealer's entries on the simulated table: outcomes without a card reader, dice total
+  function renderDealer(f) {
+    const box = document.getElementById("dealer-entry");
+    const ctl = document.getElementById("dealer-controls");
+    const rows = [];
+    if (f.mode === "sim" && f.state === "Open_Settlement" && !f.card_reading_shoe) {
+      for (const pos of Object.keys(f.wagers).sort()) {
+        if (!(pos in f.outcomes)) rows.push(["outcome", pos]);
+      }
+    }
+    if (f.mode === "sim" && f.state === "Open_StartingPosition_Dice" && f.shakes >= 3) rows.push(["dice", ""]);
+    const sig = JSON.stringify([rows, f.state, f.round_id]);
+    box.hidden = rows.length === 0;
+    if (ctl.dataset.sig === sig) return;
+    ctl.dataset.sig = sig;
+    ctl.replaceChildren();
+    for (const [kind, pos] of rows) {
+      const row = document.createElement("div");
+      if (kind === "outcome") {
+        row.append(`area ${pos}: `);
+        const sel = document.createElement("select");
+        sel.id = `outcome-${pos}`;
+        const none = document.createElement("option");
+        none.value = ""; none.textContent = "no win";
+        sel.appendChild(none);
+        for (const line of f.lines || []) {
+          const o = document.createElement("option");
+          o.value = line; o.textContent = line;
+          sel.appendChild(o);
+        }
+        const b = document.createElement("button");
+        b.type = "button"; b.textContent = "Enter"; b.id = `enter-outcome-${pos}`;
+        b.addEventListener("click", () => press("outcome", { position: Number(pos), line: sel.value || null }));
+        row.append(sel, b);
+      } else {
+        const inp = document.createElement("input");
+        inp.id = "dice-total"; inp.type = "number"; inp.min = 3; inp.max = 18; inp.placeholder = "dice total";
+        const b = document.createElement("button");
+        b.type = "button"; b.textContent = "Enter total";
+        b.addEventListener("click", () => press("dice", { total: Number(inp.value) }));
+        row.append(inp, b);
+      }
+      ctl.appendChild(row);
+    }
+  }
+
   function render() {
     if (!frame) return;
     for (const fn of renderers) {
       try { fn(frame); } catch (e) { console.error(e); }
     }
   }
-  renderers.push(renderTable, renderHands, renderSupervisor);
+  renderers.push(renderTable, renderHands, renderSupervisor, renderDealer);
 
   function onFrame(f) {
     frame = f;

@@ -1,0 +1,209 @@
+"""The page end to end (issue 11, "Done means"): a `tablectl simulate` process serving the virtual
+table, a real headless chromium (Debian's, through Playwright) playing a full round by clicking:
+the supervisor signs in with a PIN and opens the table, chips dropped in two acceptors light them,
+the lock-out locks them and shows L, NEXT confirms the count and the drawn starting position shows
+on the display, NEXT settles the side wagers and the shoe deals, NEXT ends play, the dealer enters
+a meter-funded hit (the simulated table without a card-reading shoe: a hit on demand, as the SAS
+conformance tests do; a practice deck is issue 11's "training" part), the light blinks and the
+display shows P until the supervisor validates it; the meters read over SAS are the journal's;
+SIGTERM stops the service and the journal verifies. Every websocket frame the browser received
+is checked for card identities before their round resolved (NY 5324.41(k)(3)(iii) for the
+pending hit; DESIGN.md "The page": no card identity before its round resolves).
+
+A second test runs the scripted people on a card-reading table with the browser watching two
+rounds: the seven hands appear only after their round resolved, and it makes the README's
+picture (docs/img/page.png; the first test makes the operator guide's, docs/img/guide-*.png:
+written when missing, refreshed with ``PAGE_PICTURES=1``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sas_support import HIT_LINE, bcd_value, hit_config, host, journal_meters
+from web_support import ROOT, TABLECTL, SimProcess, card_leaks, launch, need_chromium
+
+pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.timeout(300)]
+
+WAIT_MS = 30_000
+PICTURES = ROOT / "docs" / "img"
+
+
+def _picture(page: Any, name: str, tmp: Path) -> None:
+    """A screenshot of the page: always made (and checked to be a PNG); written into docs/img/
+    (the README's and the operator guide's pictures) when it is missing there or when
+    ``PAGE_PICTURES=1`` asks to refresh them, so a test run leaves the checkout unchanged."""
+    shot = tmp / f"{name}.png"
+    page.screenshot(path=str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    target = PICTURES / f"{name}.png"
+    if os.environ.get("PAGE_PICTURES") == "1" or not target.exists():
+        PICTURES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, target)
+
+
+def _state(page: Any, state: str) -> None:
+    page.wait_for_selector(f'#state-words[data-state="{state}"]', timeout=WAIT_MS)
+
+
+def _attr(page: Any, selector: str, name: str) -> str:
+    return str(page.get_attribute(selector, name))
+
+
+def _wait_attr(page: Any, selector: str, name: str, value: str) -> None:
+    page.wait_for_function(
+        "([s, n, v]) => document.querySelector(s)?.getAttribute(n) === v",
+        arg=[selector, name, value],
+        timeout=WAIT_MS,
+    )
+
+
+def _collect(page: Any, frames: list[str]) -> None:
+    def on_socket(ws: Any) -> None:
+        ws.on(
+            "framereceived",
+            lambda payload: frames.append(
+                payload if isinstance(payload, str) else payload.decode()
+            ),
+        )
+
+    page.on("websocket", on_socket)
+
+
+def _verify(db: Path) -> dict[str, Any]:
+    done = subprocess.run(
+        [*TABLECTL, "journal", "verify", "--db", str(db), "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return dict(json.loads(done.stdout))
+
+
+def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_path: Path) -> None:
+    executable = need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    config = hit_config(tmp_path)
+    link = tmp_path / "sas-link"
+    sim = SimProcess(
+        tmp_path, "--config", str(config), "--no-script", "--sas-link", str(link), "--seed", "4"
+    )
+    frames: list[str] = []
+    try:
+        with sync_playwright() as pw:
+            browser = launch(pw, executable)
+            page = browser.new_page(viewport={"width": 1500, "height": 900})
+            _collect(page, frames)
+            page.goto(sim.url)
+            _state(page, "Closed")
+            assert _attr(page, "#display", "data-glyph") == " "
+            # a wrong PIN is refused (and journaled), the right one signs in
+            page.fill("#sup-id", "trainer")
+            page.fill("#sup-pin", "9999")
+            page.click("#login-btn")
+            page.wait_for_selector("#action-result:has-text('not accepted')", timeout=WAIT_MS)
+            page.fill("#sup-pin", "1234")
+            page.click("#login-btn")
+            page.wait_for_selector("#signed-in:not([hidden])", timeout=WAIT_MS)
+            _picture(page, "guide-open", tmp_path)
+            page.click("button[data-request=open]")
+            _state(page, "Open_Betting")
+            _wait_attr(page, "#light-1", "data-state", "attract")
+            assert _attr(page, "#display", "data-glyph") == "-"
+            # chips in areas 1 and 3 light their acceptors
+            page.click("#chip-1")
+            _wait_attr(page, "#light-1", "data-state", "lit")
+            page.click("#chip-3")
+            _wait_attr(page, "#light-3", "data-state", "lit")
+            assert _attr(page, "#light-2", "data-state") == "attract"
+            _picture(page, "guide-betting", tmp_path)
+            # no more bets
+            page.click("#btn-lockout")
+            _state(page, "Open_LockedOut")
+            _wait_attr(page, "#light-1", "data-state", "locked")
+            assert _attr(page, "#display", "data-glyph") == "L"
+            page.click("#btn-next")  # the chip count confirmed: the starting position is drawn
+            _state(page, "Open_SideWagers")
+            glyph = _attr(page, "#display", "data-glyph")
+            assert glyph in "1234567" and len(glyph) == 1
+            lit = page.eval_on_selector_all("#display .seg.on", "els => els.length")
+            assert lit >= 2  # a digit 1-7 lights at least two segments
+            page.click("#btn-next")  # side wagers settled: the shoe deals
+            _state(page, "Open_Play")
+            page.click("#btn-next")  # hands set
+            _state(page, "Open_Settlement")
+            page.select_option("#outcome-1", HIT_LINE)
+            page.click("#enter-outcome-1")
+            page.wait_for_selector("#enter-outcome-3", timeout=WAIT_MS)
+            page.click("#enter-outcome-3")  # no win
+            _state(page, "Open_JackpotPending")
+            _wait_attr(page, "#light-1", "data-state", "blink")
+            assert _attr(page, "#display", "data-glyph") == "P"
+            _picture(page, "guide-hit", tmp_path)
+            page.click("button[data-request=validate-hit]")
+            page.wait_for_selector("#round-line:has-text('1 completed')", timeout=WAIT_MS)
+            _state(page, "Open_Betting")
+            page.wait_for_selector("#hands .hand", timeout=WAIT_MS)
+            _picture(page, "guide-validated", tmp_path)
+            page.click("button[data-request=close]")
+            _state(page, "Closed")
+            browser.close()
+        # the meters over SAS are the journal's
+        meters = journal_meters(sim.db)["progressive"]
+        assert meters["wagered_cents"] == 200 and meters["meter_paid_cents"] > 0
+        sm = host(link)
+        try:
+            resp = sm.write_type_R(0x1C, length_to_read=32)
+        finally:
+            sm.port.close()
+        data = list(resp.data)
+        values = [bcd_value(data[i : i + 4]) for i in range(0, len(data), 4)]
+        assert values[0] == meters["wagered_cents"]
+        assert values[3] == meters["meter_paid_cents"]
+    finally:
+        code = sim.stop()
+    assert code == 0
+    report = _verify(sim.db)
+    assert report.get("ok") is True, report
+    types = [json.loads(f).get("type") for f in frames]
+    assert "frame" in types
+    assert card_leaks(frames, sim.db) == []
+    from web_support import journal_rows
+
+    rows = journal_rows(sim.db)
+    refused = [d for _, _, t, d in rows if t == "console_refused"]
+    assert [r["request"] for r in refused] == ["web sign-in"]
+    validated = [d for _, _, t, d in rows if t == "hit_validated"]
+    assert validated and validated[0]["supervisor"] == "trainer" and validated[0]["via"] == "web"
+
+
+def test_the_hands_reach_the_page_only_after_their_round_resolves(tmp_path: Path) -> None:
+    executable = need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    sim = SimProcess(tmp_path, "--seed", "7", "--pace", "0.15")
+    frames: list[str] = []
+    try:
+        with sync_playwright() as pw:
+            browser = launch(pw, executable)
+            page = browser.new_page(viewport={"width": 1500, "height": 900})
+            _collect(page, frames)
+            page.goto(sim.url)
+            page.wait_for_selector("#round-line:has-text('2 completed')", timeout=90_000)
+            page.wait_for_selector("#hands .hand .card", timeout=WAIT_MS)
+            _state(page, "Open_Betting")
+            page.wait_for_selector(".light.lit", timeout=WAIT_MS)
+            _picture(page, "page", tmp_path)
+            browser.close()
+    finally:
+        code = sim.stop()
+    assert code == 0
+    assert card_leaks(frames, sim.db) == []
+    shown = [json.loads(f).get("hands") for f in frames]
+    assert any(h and len(h["hands"]) == 7 for h in shown)
