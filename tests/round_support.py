@@ -55,11 +55,23 @@ class Table:
         self.ev("shuffle_complete", count=53)
         assert self.state == "Open_Betting", self.state
 
-    def lock(self, *areas: int) -> list[Effect]:
+    def lock(self, *areas: int, side: list[dict[str, int]] | None = None) -> list[Effect]:
+        """Chips, "no more bets", the count and, with an RNG, the side wagers closed (``side``,
+        none by default) and the RNG activated by the dealer: the effects of the count and the
+        activation."""
         for a in areas:
             self.ev("chip_detected", position=a)
         self.ev("lockout_pressed")
-        return self.ev("chips_confirmed")
+        if self.cfg.side_wager_offered:
+            self.ev("side_wagers", bets=list(side or []))
+        out = self.ev("chips_confirmed")
+        return out + self.activate()
+
+    def activate(self) -> list[Effect]:
+        """The dealer activates the RNG (an RNG start only; NY 5324.41(h)(8)(ii))."""
+        if self.state != "Open_LockedOut" or self.cfg.start_mode != "rng":
+            return []
+        return self.ev("rng_activated")
 
     def start(self, number: int = 1) -> list[Effect]:
         if self.cfg.start_mode == "rng":
@@ -135,7 +147,10 @@ def reach(state: str, **game: Any) -> Table:
     t.ev("lockout_pressed")
     if state == "Open_LockedOut":
         return t
+    if t.cfg.side_wager_offered:
+        t.ev("side_wagers", bets=[])
     t.ev("chips_confirmed")
+    t.activate()
     if state in ("Open_StartingPosition_Rng", "Open_StartingPosition_Dice"):
         return t
     t.ev("rng_drawn", value=3)

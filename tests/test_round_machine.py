@@ -86,7 +86,7 @@ def test_chip_count_mismatch_waits_for_supervisor_k2() -> None:
     assert rejection(t.ev("chips_confirmed")) is not None  # the dealer cannot wave it through
     assert rejection(t.ev("chips_resolved", supervisor=SUP, positions=[4])) is not None
     eff = t.ev("chips_resolved", supervisor=SUP, positions=[1, 3])
-    assert t.state == "Open_StartingPosition_Rng"
+    assert t.state == "Open_LockedOut"  # the dealer activates the RNG next ((h)(8)(ii))
     assert t.m.meters()["progressive"]["progressive_in"] == 2
     assert of_type(eff, "meter_movement")[0]["display_cents"] == 42  # 2 x 21% of $1
 
@@ -160,17 +160,15 @@ def test_side_wager_settled_before_any_card_j2v() -> None:
     """NY 5324.41(j)(2)(iv),(v): losing side wagers collected, winners paid, before any card."""
     t = Table(side_wager={"offered": True, "odds": "5.5:1"})
     t.open()
-    t.lock(1)
+    bets = [
+        {"position": 1, "number": 4, "cents": 300},
+        {"position": 2, "number": 6, "cents": 500},
+    ]
+    t.lock(1, side=bets)
     eff = t.ev("rng_drawn", value=4)
     assert not of_type(eff, "dispense")
     assert rejection(t.ev("dealt", remaining=4)) is not None  # no card before settlement
-    eff = t.ev(
-        "side_wagers",
-        bets=[
-            {"position": 1, "number": 4, "cents": 300},
-            {"position": 2, "number": 6, "cents": 500},
-        ],
-    )
+    eff = t.ev("side_wagers_settled")
     kinds = [e["type"] for e in eff]
     assert kinds.index("side_wager_settled") < kinds.index("dispense")
     res = of_type(eff, "side_wager_settled")[0]["results"]
@@ -181,8 +179,7 @@ def test_side_wager_settled_before_any_card_j2v() -> None:
 def test_side_wager_bad_field_is_rejected_naming_the_key() -> None:
     t = Table(side_wager={"offered": True})
     t.open()
-    t.lock()
-    t.ev("rng_drawn", value=1)
+    t.ev("lockout_pressed")
     reason = rejection(t.ev("side_wagers", bets=[{"position": 1, "number": 9, "cents": 100}]))
     assert reason is not None and reason.startswith("bets[0].number")
 
@@ -490,7 +487,10 @@ def test_panel_next_is_the_step_the_dealer_owes() -> None:
     t.ev("chip_detected", position=1)
     t.ev("lockout_pressed")
     t.ev("panel_next")  # = chips_confirmed
+    assert t.state == "Open_LockedOut"
+    t.ev("panel_next")  # = rng_activated by the dealer (NY 5324.41(h)(8)(ii))
     assert t.state == "Open_StartingPosition_Rng"
+    assert t.m.snapshot()["round"]["rng_activated_by"] == "dealer"
     assert rejection(t.ev("panel_next")) is not None  # the RNG answers here, not the dealer
     t.ev("rng_drawn", value=2)
     t.ev("dealt", remaining=4)
@@ -528,16 +528,20 @@ def test_power_up_and_informational_inputs_change_nothing(state: str) -> None:
 
 def test_side_wagers_recorded_before_rng_activation_cannot_change_after_draw_j2i() -> None:
     """NY 5324.41(j)(2)(i): the side wagers are made before the RNG is activated; recorded in
-    LockedOut they are settled on the drawn number and cannot be replaced once it is known."""
+    LockedOut they are settled on the drawn number and cannot be replaced once it is known.
+    (Changed for issue 8 item 5: a side wager entered after the draw used to be accepted and
+    settled; now the activation closes them and a later one is refused as late.)"""
     t = Table(side_wager={"offered": True, "odds": "6:1"})
     t.open()
     t.ev("chip_detected", position=2)
     t.ev("lockout_pressed")
     t.ev("side_wagers", bets=[{"position": 2, "number": 5, "cents": 500}])
     t.ev("chips_confirmed")
+    t.ev("rng_activated")
     t.ev("rng_drawn", value=5)
     late = [{"position": 2, "number": 5, "cents": 10_000}]
-    assert rejection(t.ev("side_wagers", bets=late)) is not None
+    rej = refusal(t.ev("side_wagers", bets=late))
+    assert rej is not None and rej.cause == "late" and "(j)(2)(i)" in rej.reason
     eff = t.ev("side_wagers_settled")
     res = of_type(eff, "side_wager_settled")[0]["results"]
     assert res == [{"position": 2, "number": 5, "cents": 500, "payout_cents": 3000}]

@@ -62,9 +62,9 @@ def test_key_and_next_clear_a_fault_and_the_round_resumes() -> None:
 
 
 def test_key_and_void_clear_a_fault_and_void_the_round_reversing_contributions() -> None:
-    t = reach("Open_Play")
+    t = reach("Open_StartingPosition_Rng")  # before the deal: Play is not voidable (k)(3), (g)(9)
     contributed = t.m.meters()
-    t.ev("fault_raised", code="SHOE_JAM", device="shoe", detail="jam")
+    t.ev("fault_raised", code="RNG_LINK", device="rng", detail="lost")
     t.ev("supervisor_key", on=True)
     effects = t.ev("panel_void")
     assert of_type(effects, "round_voided")

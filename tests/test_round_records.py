@@ -170,8 +170,8 @@ def test_a_round_ends_with_its_summary() -> None:
 
 
 def test_a_voided_round_ends_with_its_summary_and_refunds() -> None:
-    t = reach("Open_Play")
-    t.ev("fault_raised", code="SHOE_JAM", device="shoe", detail="jam")
+    t = reach("Open_StartingPosition_Rng")  # before the deal: Play is not voidable (k)(3), (g)(9)
+    t.ev("fault_raised", code="RNG_LINK", device="rng", detail="lost")
     eff = t.ev("fault_cleared", supervisor=SUP, void=True)
     [summary] = of_type(eff, "round_summary")
     assert isinstance(summary, RoundSummary) and summary.outcome == "voided"

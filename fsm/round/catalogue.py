@@ -39,11 +39,11 @@ FAULT_CODES: dict[str, str] = {
 }
 
 # Where a cleared fault goes back to. Rounds interrupted while dealing are always voided;
-# the others resume, or are voided when the supervisor asks (fault_cleared "void": true)
-# and no progressive wager has been settled yet.
-VOIDABLE = frozenset(
-    {S.BETTING, S.LOCKED_OUT, S.RNG, S.DICE, S.SIDE_WAGERS, S.DEALING, S.PLAY, S.SETTLEMENT}
-)
+# those interrupted before the deal resume, or are voided when the supervisor asks
+# (fault_cleared "void": true). Once the cards are dealt (Play, Settlement and after) the round
+# is never voided: a fault there resumes, since a dealt hand may be a progressive winner whose
+# cards stay until it is paid (NY 5324.41(k)(3), (g)(9)).
+VOIDABLE = frozenset({S.BETTING, S.LOCKED_OUT, S.RNG, S.DICE, S.SIDE_WAGERS, S.DEALING})
 ALWAYS_VOID = frozenset({S.DEALING})
 IN_ROUND_AFTER_LOCKOUT = frozenset(
     {

@@ -27,6 +27,9 @@ from fsm.round.effects import (
     Refund,
     RoundSummary,
     RoundVoided,
+    SideWagerRefund,
+    SideWagerResult,
+    SideWagerSettled,
     StartingPosition,
     SummaryMeter,
     SummaryPosition,
@@ -34,6 +37,7 @@ from fsm.round.effects import (
 from fsm.round.meters import UNIT, LevelMeters
 from fsm.round.position import delivery_order, seat_for_number, three_card_number, three_card_order
 from fsm.round.rounddata import RoundData
+from fsm.rules.paytables import side_wager_win_cents
 
 Plan = tuple[str, Callable[[], None]]
 
@@ -228,8 +232,36 @@ class Round:
             reason=reason,
         )
 
+    def settle_side_wagers(self) -> None:
+        """NY 5324.41(j)(2)(iii)-(vi), NJ 13:69F-11.8C(b)3-6: each recorded 1-7 side wager on the
+        displayed number wins at the configured odds, rounded down to the dollar; every other
+        loses. Once per round; none recorded is settled as none (no effect)."""
+        r = self.r
+        number = int(r.start_number or 0)
+        odds = self.config.side_wager_odds_fraction
+        results = tuple(
+            SideWagerResult(p, n, c, side_wager_win_cents(c, odds) if n == number else 0)
+            for p, n, c in (r.side_bets or [])
+        )
+        r.side_results = [x.fields_json() for x in results]
+        if results:
+            self.emit(SideWagerSettled(number, results))
+
+    def _close_side_wagers(self, reason: str) -> None:
+        """A voided round's 1-7 side wagers (NY 5324.41(j)(3), NJ 13:69F-11.8C(c): no bearing on
+        any other wager): settled if their number was displayed, else each returned."""
+        r = self.r
+        if not r.side_bets or r.side_results is not None:
+            return  # none recorded, or already settled (they stand)
+        if r.start_number is not None and r.rng_value is not None:
+            self.settle_side_wagers()
+            return
+        for p, n, c in r.side_bets:
+            self.emit(SideWagerRefund(p, n, c, reason))
+
     def void_round(self, reason: str, supervisor: str | None = None) -> None:
         r = self.r
+        self._close_side_wagers(reason)
         for c in r.contributions:
             m = self.meters[c.level]
             before = m.cents()
@@ -289,9 +321,13 @@ class Round:
         return delivery_order(r.start_seat if r.start_seat is not None else 0)
 
     def start_route(self) -> str:
+        """Where the confirmed chip count leads: with the three-card bonus to the deal
+        ((n)(4)), with dice to the shaker, with an RNG nowhere yet: the round stays in LockedOut
+        until the dealer (or the bank) activates the RNG (``rng_activated``, (h)(8)(ii),
+        (h)(10)(ii))."""
         if self.config.three_card_bonus:
             return S.DEALING
-        return S.RNG if self.config.start_mode == "rng" else S.DICE
+        return S.INTERNAL if self.config.start_mode == "rng" else S.DICE
 
     def after_rng_route(self) -> str:
         return S.SIDE_WAGERS if self.config.side_wager_offered else S.DEALING

@@ -288,6 +288,17 @@ class SideWagerSettled(Effect):
     results: tuple[SideWagerResult, ...]
 
 
+@effect("side_wager_refund")
+class SideWagerRefund(Effect):
+    """dealer: a voided round returns a 1-7 side wager whose number was never displayed
+    (NY (j)(3), NJ 11.8C(c)); one whose number was displayed is settled instead"""
+
+    position: int
+    number: int
+    cents: int
+    reason: str
+
+
 @effect("hit_pending")
 class HitPending(Effect):
     """supervisor: a payout deducted from the meter awaits validation (NY (k)(3)(iii))"""

@@ -185,6 +185,16 @@ class ChipsResolved(EventRecord):
 # --------------------------------------------------------------------------- starting position
 
 
+@event("rng_activated")
+class RngActivated(EventRecord):
+    """the dealer (or, when a player banks, the bank) activates the RNG after the chip count and
+    once the 1-7 side wagers are closed (NY (h)(8)(ii), (h)(10)(ii), (j)(2)(i)); the dealer
+    panel's NEXT does it as the dealer"""
+
+    by: Literal["dealer", "bank"] = "dealer"
+    via: str | None = None
+
+
 @event("rng_drawn")
 class RngDrawn(EventRecord):
     """the one RNG draw of the round, 1-7, as drawn and shown"""
@@ -229,14 +239,17 @@ class DicePositionEntered(EventRecord):
 
 @event("side_wagers")
 class SideWagers(EventRecord):
-    """the 1-7 side wagers `[{"position","number","cents"}]` (NY (j), NJ 11.8C)"""
+    """the 1-7 side wagers `[{"position","number","cents"}]`, possibly none, entered by the
+    dealer in LockedOut before the RNG is activated (replaceable until then); activating the
+    RNG closes them (NY (j)(2)(i), NJ 11.8C(b)1)"""
 
     bets: Json
 
 
 @event("side_wagers_settled")
 class SideWagersSettled(EventRecord):
-    """side wagers settled outside the controller, or none placed"""
+    """the dealer has collected the losing and paid the winning 1-7 side wagers recorded before
+    the draw (NY (j)(2)(iv)-(v)); the deal follows"""
 
 
 # --------------------------------------------------------------------------- dealing and play

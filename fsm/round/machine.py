@@ -102,6 +102,7 @@ from fsm.round.plan_panel import (
 from fsm.round.plan_start import (
     _p_dice_position_entered,
     _p_lid_lifted_by_bank,
+    _p_rng_activated,
     _p_rng_drawn,
     _p_rng_void,
     _p_shake_detected,
@@ -428,6 +429,11 @@ class RoundMachine:
             if state == S.SHUFFLING:
                 return "not_armed", "acceptors are not armed while the deck is shuffled"
             return "not_armed", "the table is closed: no progressive wager is accepted"
+        if etype == "side_wagers" and state in IN_ROUND_AFTER_LOCKOUT:
+            return "late", (
+                "late side wager: the 1-7 side wagers are closed when the RNG is activated; none "
+                "is accepted or changed after (NY 5324.41(j)(2)(i), NJ 13:69F-11.8C(b)1)"
+            )
         if etype in ("config_changed", "meter_corrected", "light_test", "display_test"):
             return "untimely", f"{etype} only in Maintenance, with the table closed (state {state})"
         return "untimely", f"{etype} is not accepted in state {state}"
@@ -462,6 +468,7 @@ _PLANNERS: dict[str, Planner] = {
     "chips_confirmed": _p_chips_confirmed,
     "chips_mismatch": _p_chips_mismatch,
     "chips_resolved": _p_chips_resolved,
+    "rng_activated": _p_rng_activated,
     "rng_drawn": _p_rng_drawn,
     "rng_void": _p_rng_void,
     "shake_detected": _p_shake_detected,

@@ -137,6 +137,7 @@ def _after_count(m: Round) -> None:
     """The chip count is confirmed: contribute; with the three-card bonus the starting position
     is known at once (no RNG, no dice, (n)(4))."""
     m.contribute()
+    m.r.counted = True
     if m.config.three_card_bonus:
         m.set_start_three_card()
 
@@ -174,7 +175,16 @@ def _p_pai_gow_wagers(m: Round, e: PaiGowWagers) -> Plan:
     return S.INTERNAL, act
 
 
+def _counted_already(m: Round) -> None:
+    if m.r.counted:
+        raise _Reject(
+            "the chip count is already confirmed: the dealer activates the RNG next "
+            "(rng_activated, NY 5324.41(h)(8)(ii))"
+        )
+
+
 def _p_chips_confirmed(m: Round, e: Any) -> Plan:
+    _counted_already(m)
     if m.r.mismatch is not None:
         raise _Reject("the chip count did not match the lights: a supervisor resolves it")
     _three_card_ready(m, m.r.wagers)
@@ -182,6 +192,7 @@ def _p_chips_confirmed(m: Round, e: Any) -> Plan:
 
 
 def _p_chips_mismatch(m: Round, e: ChipsMismatch) -> Plan:
+    _counted_already(m)
     counted = e.counted
     lit = len(m.r.wagers)
     if counted == lit:

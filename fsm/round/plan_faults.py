@@ -14,6 +14,10 @@ from fsm.round.effects import FaultClearedEffect
 from fsm.round.events import Deadline, FaultCleared, FaultRaised
 
 
+# the states after the deal: Play and Settlement are not voidable, a fault there resumes
+_DEALT = frozenset({S.PLAY, S.SETTLEMENT, S.JACKPOT_PENDING, S.ROUND_COMPLETE})
+
+
 def _p_fault_raised(m: Round, d: FaultRaised) -> Plan:
     code = d.code[:64]
     device = d.device[:64]
@@ -30,9 +34,12 @@ def _p_fault_cleared(m: Round, d: FaultCleared) -> Plan:
     where = str(m.fault["interrupted"])
     r = m.r
     if void and where not in VOIDABLE:
-        raise _Reject(
-            f"void: the round cannot be voided from {where}; progressive wagers were settled"
-        )
+        if where in _DEALT:
+            raise _Reject(
+                f"void: the round cannot be voided from {where}: the cards are dealt, so the "
+                "round resumes (NY 5324.41(k)(3), (g)(9)); clear the fault without void"
+            )
+        raise _Reject(f"void: no round can be voided from {where}; clear the fault without void")
     if void or where in ALWAYS_VOID:
         reason = f"fault cleared by {sup}: round voided (interrupted in {where})"
 

@@ -17,6 +17,7 @@ from fsm.round.events import (
     HitValidated,
     HitVoided,
     KeyHolder,
+    RngActivated,
     RngVoid,
     ShakerLid,
     SupervisorKey,
@@ -31,7 +32,7 @@ from fsm.round.plan_deal import (
     _p_three_card_settled,
 )
 from fsm.round.plan_faults import _p_fault_cleared
-from fsm.round.plan_start import _p_rng_void, _p_side_wagers_settled
+from fsm.round.plan_start import _p_rng_activated, _p_rng_void, _p_side_wagers_settled
 from fsm.round.plan_table import _p_table_closed, _p_table_opened
 
 # Who the journal names for a supervisor's step taken at the dealer panel: the person holding the
@@ -115,6 +116,14 @@ def _clear_fault(m: Round) -> Plan:
     return _p_fault_cleared(m, FaultCleared(sup, False, PANEL))
 
 
+def _next_locked_out(m: Round) -> Plan:
+    """NEXT in LockedOut: the chip count, then (with an RNG) the RNG's activation by the dealer
+    (NY 5324.41(k)(2), (h)(8)(ii))."""
+    if not m.r.counted:
+        return _p_chips_confirmed(m, None)
+    return _p_rng_activated(m, RngActivated("dealer", PANEL))
+
+
 # What the panel's buttons mean, declared once per state (the states a button is legal in are
 # the sources of its transitions in states.py; a test checks the two agree).
 PANEL_VOID: dict[str, Callable[[Round], Plan]] = {
@@ -128,7 +137,7 @@ PANEL_NEXT: dict[str, Callable[[Round], Plan]] = {
     S.CLOSED: _open_table,
     S.JACKPOT_PENDING: _validate_hit,
     S.FAULT: _clear_fault,
-    S.LOCKED_OUT: lambda m: _p_chips_confirmed(m, None),
+    S.LOCKED_OUT: lambda m: _next_locked_out(m),
     S.SIDE_WAGERS: lambda m: _p_side_wagers_settled(m, None),
     S.DEALING: lambda m: _p_three_card_settled(m, None),
     S.PLAY: lambda m: _p_play_complete(m, None),

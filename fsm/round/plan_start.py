@@ -1,8 +1,11 @@
-"""Planners for the starting position and the 1-7 side wager: the RNG draw and its supervised
-void, the dice shaker (three shakes, re-shake when the bank lifts the lid), the dealer's dice total,
-and side wagers settled before any card (NY 5324.41(h)(8), (j); NJ 13:69F-11.8C).
+"""Planners for the starting position and the 1-7 side wager: the RNG's activation by the dealer
+or the bank, the draw and its supervised void, the dice shaker (three shakes, re-shake when the
+bank lifts the lid), the dealer's dice total, and side wagers closed before the RNG is activated
+and settled on the displayed number before any card (NY 5324.41(h)(8), (h)(10), (j);
+NJ 13:69F-11.8C; NJ 13:69E-1.28G).
 
-Must never draw a random number itself: the owner's CSPRNG draw arrives as ``rng_drawn``.
+Must never draw a random number itself (the owner's CSPRNG draw arrives as ``rng_drawn``), accept
+or change a side wager once the RNG is activated, or void a displayed number a side wager rides on.
 """
 
 from __future__ import annotations
@@ -14,17 +17,41 @@ from fsm.round import states as S
 from fsm.round.checks import Plan, _invalid, _Reject
 from fsm.round.constants import AREAS
 from fsm.round.context import Round
-from fsm.round.effects import Alert, SideWagerResult, SideWagerSettled
+from fsm.round.effects import Alert
 from fsm.round.events import (
     DicePositionEntered,
     LidLiftedByBank,
+    RngActivated,
     RngDrawn,
     RngVoid,
     ShakeDetected,
     SideWagers,
 )
 from fsm.round.position import dice_number
-from fsm.rules.paytables import side_wager_win_cents
+
+
+def _p_rng_activated(m: Round, d: RngActivated) -> Plan:
+    """NY 5324.41(h)(8)(ii), (h)(10)(ii): the RNG is activated by a person, after the chip count
+    ((k)(2)); with the 1-7 side wager only once the side wagers are closed (an explicit list,
+    possibly empty), since they are made before the activation ((j)(2)(i), NJ 11.8C(b)1)."""
+    r = m.r
+    if not r.counted:
+        raise _Reject(
+            "the chip count is not confirmed: confirm it before the RNG is activated "
+            "(NY 5324.41(k)(2))"
+        )
+    if m.config.side_wager_offered and r.side_bets is None:
+        raise _Reject(
+            "the 1-7 side wagers are open: enter them (side_wagers, an empty list when none) "
+            "before the RNG is activated (NY 5324.41(j)(2)(i), NJ 13:69F-11.8C(b)1)"
+        )
+    if d.by == "bank" and m.bank.current is None:
+        raise _Reject("by: no player banks this round; the dealer activates the RNG")
+
+    def act() -> None:
+        r.rng_activated_by = d.by
+
+    return S.RNG, act
 
 
 def _p_rng_drawn(m: Round, d: RngDrawn) -> Plan:
@@ -51,8 +78,18 @@ def _p_rng_drawn(m: Round, d: RngDrawn) -> Plan:
 
 
 def _p_rng_void(m: Round, d: RngVoid) -> Plan:
+    """The supervisor's void of a draw, so it is drawn again. Never of a number displayed while
+    1-7 side wagers are recorded: it decides them, and is final (NY 5324.41(j)(2)(iii),
+    NJ 13:69F-11.8C(b)3, NJ 13:69E-1.28G(c)). A draw that failed before it was displayed (no
+    value, or a value that arrived while the table was in fault) is drawn again without a void."""
     sup, reason = d.supervisor, d.reason
     r = m.r
+    if r.side_bets and r.start_number is not None:
+        raise _Reject(
+            f"the number {r.start_number} is displayed and {len(r.side_bets)} 1-7 side "
+            "wager(s) ride on it: a displayed number is final (NY 5324.41(j)(2)(iii), "
+            "NJ 13:69F-11.8C(b)3, NJ 13:69E-1.28G(c))"
+        )
 
     def act() -> None:
         r.rng_voids.append({"value": r.rng_value, "supervisor": sup, "reason": reason})
@@ -125,50 +162,33 @@ def _bet_int(b: Mapping[str, Any], i: int, key: str, lo: int, hi: int | None) ->
     return v
 
 
-def _settle_side_wagers(m: Round, bets: list[tuple[int, int, int]]) -> None:
-    """NY 5324.41(j)(2)(iii)-(vi): a bet on the drawn number wins at the configured odds,
-    rounded down to the dollar; every other bet loses."""
-    number = m.r.rng_value
-    odds = m.config.side_wager_odds_fraction
-    results = [
-        SideWagerResult(p, n, c, side_wager_win_cents(c, odds) if n == number else 0)
-        for p, n, c in bets
-    ]
-    m.r.side_results = [r.fields_json() for r in results]
-    m.emit(SideWagerSettled(int(number or 0), tuple(results)))
-
-
 def _p_side_wagers(m: Round, d: SideWagers) -> Plan:
-    """In LockedOut (before the RNG is activated, (j)(2)(i)): the bets are recorded and settled
-    when the dealer confirms after the draw. In SideWagers: recorded and settled at once, unless
-    bets were recorded before the draw (they cannot be changed once the number is known)."""
+    """In LockedOut, before the RNG is activated ((j)(2)(i)): the bets are recorded (an empty
+    list: none placed), replaceable until the activation closes them; they are settled on the
+    displayed number when the dealer confirms (``side_wagers_settled``). After the activation no
+    side wager is accepted (the machine refuses it as late)."""
     if not m.config.side_wager_offered:
         raise _Reject("the 1-7 side wager is not offered at this table (game.side_wager)")
     bets = _parse_bets(d)
     r = m.r
-    if m.state == S.LOCKED_OUT:
 
-        def record() -> None:
-            r.side_bets = [list(b) for b in bets]
+    def record() -> None:
+        r.side_bets = [list(b) for b in bets]
 
-        return S.INTERNAL, record
-    if r.side_bets is not None:
-        raise _Reject(
-            "the side wagers were recorded before the draw; confirm with side_wagers_settled"
-        )
-    return S.DEALING, lambda: _settle_side_wagers(m, bets)
+    return S.INTERNAL, record
 
 
 def _p_side_wagers_settled(m: Round, d: object) -> Plan:
+    """The dealer collected the losers and paid the winners (NY (j)(2)(iv)-(v)): the recorded
+    side wagers are settled on the displayed number, then the cards are dealt. Never with none
+    recorded (the activation required them)."""
     r = m.r
-
-    def act() -> None:
-        if r.side_bets is not None:
-            _settle_side_wagers(m, [(b[0], b[1], b[2]) for b in r.side_bets])
-        else:
-            r.side_results = []
-
-    return S.DEALING, act
+    if r.side_bets is None:
+        raise _Reject(
+            "no 1-7 side wagers were recorded before the RNG was activated: nothing to settle "
+            "(NY 5324.41(j)(2)(i))"
+        )
+    return S.DEALING, m.settle_side_wagers
 
 
 _SEAT_KEYS = {"dealer": 0, "0": 0, **{str(a): a for a in range(1, AREAS + 1)}}

@@ -20,13 +20,18 @@ class RoundData:
     wagers: dict[int, int] = field(default_factory=dict)  # area -> cents (lit acceptors)
     mismatch: int | None = None  # chips counted when they did not match the lights
     contributions: list[Contribution] = field(default_factory=list)
+    counted: bool = False  # the dealer confirmed the chip count (contributions made)
+    # who activated the RNG ("dealer" / "bank"), None before (NY (h)(8)(ii), (h)(10)(ii))
+    rng_activated_by: str | None = None
     rng_value: int | None = None
     rng_draws: int = 0  # values drawn this round (1 unless a supervisor voided a draw)
     rng_voids: list[dict[str, Any]] = field(default_factory=list)
     shakes: int = 0
     start_number: int | None = None
     start_seat: int | None = None
-    side_bets: list[list[int]] | None = None  # [area, number, cents] recorded before the draw
+    # [area, number, cents] recorded before the RNG is activated; None: not entered (still
+    # open); [] entered as none. Activation closes them (NY (j)(2)(i))
+    side_bets: list[list[int]] | None = None
     side_results: list[dict[str, Any]] | None = None
     stage: str = ""  # dealing: "" not started, "three", "three_dealt", "four", "seven", "done"
     # the betting areas holding a pai gow wager, entered by the dealer (three-card bonus, (n)(4))
@@ -44,6 +49,8 @@ class RoundData:
             "wagers": {str(k): v for k, v in sorted(self.wagers.items())},
             "mismatch": self.mismatch,
             "contributions": [c.to_json() for c in self.contributions],
+            "counted": self.counted,
+            "rng_activated_by": self.rng_activated_by,
             "rng_value": self.rng_value,
             "rng_draws": self.rng_draws,
             "rng_voids": [dict(v) for v in self.rng_voids],
@@ -73,6 +80,8 @@ class RoundData:
             wagers={int(k): int(v) for k, v in d["wagers"].items()},
             mismatch=d["mismatch"],
             contributions=[Contribution.from_json(c) for c in d["contributions"]],
+            counted=bool(d.get("counted", False)),
+            rng_activated_by=d.get("rng_activated_by"),
             rng_value=d["rng_value"],
             rng_draws=d["rng_draws"],
             rng_voids=[dict(v) for v in d["rng_voids"]],

@@ -99,15 +99,20 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     # with the three-card bonus the count leads straight to Dealing: the starting position is
     # the pai gow position farthest to the dealer's left (NY 5324.41(n)(4)), no RNG, no dice
     "pai_gow_wagers": [(BETTING, (INTERNAL,)), (LOCKED_OUT, (INTERNAL,))],
-    "chips_confirmed": [(LOCKED_OUT, (RNG, DICE, DEALING))],
+    # with an RNG the count leaves the round in LockedOut: the RNG fires only when the dealer
+    # (or the bank) activates it, and only once the 1-7 side wagers are closed (NY 5324.41
+    # (h)(8)(ii), (h)(10)(ii), (j)(2)(i)); with dice the shaking is the activation
+    "chips_confirmed": [(LOCKED_OUT, (INTERNAL, DICE, DEALING))],
     "chips_mismatch": [(LOCKED_OUT, (INTERNAL,))],
-    "chips_resolved": [(LOCKED_OUT, (RNG, DICE, DEALING))],
+    "chips_resolved": [(LOCKED_OUT, (INTERNAL, DICE, DEALING))],
+    "rng_activated": [(LOCKED_OUT, (RNG,))],
     "rng_drawn": [(RNG, (SIDE_WAGERS, DEALING)), (FAULT, (INTERNAL,))],
     "rng_void": [(SIDE_WAGERS, (RNG,))],
     "shake_detected": [(DICE, (INTERNAL,))],
     "lid_lifted_by_bank": [(DICE, (INTERNAL,))],
     "dice_position_entered": [(DICE, (DEALING,))],
-    "side_wagers": [(LOCKED_OUT, (INTERNAL,)), (SIDE_WAGERS, (DEALING,))],
+    # recorded before the RNG is activated only (NY 5324.41(j)(2)(i), NJ 13:69F-11.8C(b)1)
+    "side_wagers": [(LOCKED_OUT, (INTERNAL,))],
     "side_wagers_settled": [(SIDE_WAGERS, (DEALING,))],
     "dealt": [(DEALING, (INTERNAL, PLAY, FAULT))],
     "three_card_settled": [(DEALING, (INTERNAL,))],
@@ -124,10 +129,10 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     ],
     "fault_cleared": [(FAULT, tuple(s for s in LEAF_STATES if s != FAULT))],
     "deadline": [(SHUFFLING, (FAULT,)), (RNG, (FAULT,)), (DEALING, (FAULT,))],
-    # the dealer panel's NEXT: chips_confirmed / side_wagers_settled / three_card_settled /
-    # play_complete, by state
+    # the dealer panel's NEXT: chips_confirmed then rng_activated / side_wagers_settled /
+    # three_card_settled / play_complete, by state
     "panel_next": [
-        (LOCKED_OUT, (RNG, DICE, DEALING)),
+        (LOCKED_OUT, (INTERNAL, RNG, DICE, DEALING)),
         (SIDE_WAGERS, (DEALING,)),
         (DEALING, (INTERNAL,)),
         (PLAY, (SETTLEMENT, JACKPOT_PENDING, ROUND_COMPLETE)),
