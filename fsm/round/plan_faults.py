@@ -13,7 +13,6 @@ from fsm.round.context import Round
 from fsm.round.effects import FaultClearedEffect
 from fsm.round.events import Deadline, FaultCleared, FaultRaised
 
-
 # the states after the deal: Play and Settlement are not voidable, a fault there resumes
 _DEALT = frozenset({S.PLAY, S.SETTLEMENT, S.JACKPOT_PENDING, S.ROUND_COMPLETE})
 
