@@ -132,8 +132,11 @@ def test_rng_and_outputs_are_repaired_after_a_stop_mid_round(tmp_path: Path) -> 
     assert done[0][3]["round_id"] == 1
     restart = [r[0] for r in rows if r[2] == "power_up"][1]
     after = rows[restart:]  # rows[restart] is the entry right after the second power_up
-    # the interrupted round went on from its lock-out: the dealer's confirmation comes first
-    # (typed, or NEXT on the panel) and carries the contributions of the wagers lit before
+    # the interrupted round went on from its lock-out: the dealer enters the 1-7 side wagers
+    # (closed before the RNG is activated, NY 5324.41(j)(2)(i)), then the confirmation (typed,
+    # or NEXT on the panel) carries the contributions of the wagers lit before
+    if after[0][2] == "side_wagers":
+        after = after[1:]
     assert after[0][2] in ("chips_confirmed", "panel_next") and after[0][1] == 1
     contributed = [e for e in after[0][3]["effects"] if e["type"] == "meter_movement"]
     assert (len(contributed) > 0) == (len(wagers) > 0)

@@ -121,6 +121,16 @@ class Director:
             return None
         return self._event("bank_accepted", {"position": area})
 
+    def _side_wagers(self, round_id: int) -> str:
+        """The dealer enters the 1-7 side wagers the players placed (possibly none)."""
+        rng = self._rng(round_id, "side")
+        bets = [
+            {"position": p, "number": rng.randint(1, 7), "cents": 500}
+            for p in range(1, AREAS + 1)
+            if rng.random() < SIDE_WAGER_CHANCE
+        ]
+        return self._event("side_wagers", {"bets": bets})
+
     def _bank_of(self, view: Mapping[str, Any]) -> int | None:
         current = (view.get("bank") or {}).get("current")
         return None if current is None else int(current)
@@ -177,10 +187,20 @@ class Director:
             if self._needs_pai_gow(view, rnd):
                 lit = {int(p) for p in (rnd.get("wagers") or {})}
                 return self._enter_pai_gow(view, rid, lit)
-            if self._rng(rid, "confirm").random() < 0.5:
-                self._pins.press_next()  # NEXT on the dealer panel confirms the count
-                return "panel_next"
-            return self._event("chips_confirmed")
+            side = (view.get("config") or {}).get("side_wager") or {}
+            if side.get("offered") and rnd.get("side_bets") is None:
+                return self._side_wagers(rid)  # closed before the RNG is activated (j)(2)(i)
+            if not rnd.get("counted"):
+                if self._rng(rid, "confirm").random() < 0.5:
+                    self._pins.press_next()  # NEXT on the dealer panel confirms the count
+                    return "panel_next"
+                return self._event("chips_confirmed")
+            # the count is confirmed: the RNG is activated by a person ((h)(8)(ii), (h)(10)(ii)),
+            # by the bank when a player banks, else by the dealer's NEXT
+            if self._bank_of(view) is not None:
+                return self._event("rng_activated", {"by": "bank"})
+            self._pins.press_next()
+            return "panel_next"
         if state == "Open_StartingPosition_Dice":
             shakes = int(rnd.get("shakes", 0))
             if (
@@ -196,15 +216,7 @@ class Director:
             rng = self._rng(rid, "dice")
             total = sum(rng.randint(1, 6) for _ in range(3))  # three six-sided dice
             return self._event("dice_position_entered", {"total": total})
-        if state == "Open_SideWagers":
-            rng = self._rng(rid, "side")
-            bets = [
-                {"position": p, "number": rng.randint(1, 7), "cents": 500}
-                for p in range(1, AREAS + 1)
-                if rng.random() < SIDE_WAGER_CHANCE
-            ]
-            if bets:
-                return self._event("side_wagers", {"bets": bets})
+        if state == "Open_SideWagers":  # losers collected, winners paid, then the deal (j)(2)
             return self._event("side_wagers_settled")
         if state == "Open_Dealing":
             if rnd.get("stage") == "three_dealt":
