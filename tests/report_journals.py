@@ -101,7 +101,9 @@ class TableDriver:
         self.send("lockout_pressed")
         if late_chip is not None:
             self.send("chip_detected", position=late_chip)
+        self.close_side_wagers()
         self.send("chips_confirmed")
+        self.activate_rng()
         if self.config.side_wager_offered:
             self.send("side_wagers_settled")
         self.send("dealt", remaining=4)
@@ -114,6 +116,17 @@ class TableDriver:
             self.send("hit_validated", position=pending[0]["position"], supervisor=validate_by)
         self.after_round()
 
+    def close_side_wagers(self, bets: list[dict[str, int]] | None = None) -> None:
+        """The dealer enters the 1-7 side wagers (none by default) before the RNG is activated
+        (NY 5324.41(j)(2)(i)); only where the table offers them."""
+        if self.config.side_wager_offered:
+            self.send("side_wagers", bets=list(bets or []))
+
+    def activate_rng(self) -> None:
+        """The dealer activates the RNG after the count (NY 5324.41(h)(8)(ii))."""
+        if self.machine.state == "Open_LockedOut" and self.config.start_mode == "rng":
+            self.send("rng_activated")
+
     def after_round(self) -> None:
         if self.machine.state == "Open_Shuffling":
             self.send("shuffle_complete", count=53)
@@ -123,7 +136,9 @@ class TableDriver:
         for area in wagers:
             self.send("chip_detected", position=area)
         self.send("lockout_pressed")
+        self.close_side_wagers()
         self.send("chips_confirmed")
+        self.activate_rng()
         self.send("fault_raised", code="SHOE_JAM", device="shoe", detail="card jammed at exit")
         self.send("fault_cleared", supervisor=supervisor, void=True)
         self.after_round()

@@ -299,9 +299,12 @@ def test_resolve_chips_and_void_draw_k2(rig: Rig) -> None:
     assert rig.owner.public.state == "Open_LockedOut"
     reply = rig.ask("resolve-chips", "1,3")
     assert reply["ok"] is True, reply
-    assert reply["state"] == "Open_SideWagers"  # drawn (3) and shown, side wagers next
+    assert reply["state"] == "Open_LockedOut"  # the dealer activates the RNG next (h)(8)(ii)
     kind, data = rig.entry(reply["seq"])
     assert (kind, data["positions"], data["supervisor"]) == ("chips_resolved", [1, 3], "trainer")
+    rig.post("side_wagers", bets=[])  # none placed: no side wager rides on the number
+    rig.post("rng_activated")
+    assert rig.owner.public.state == "Open_SideWagers"  # drawn (3) and shown
     reply = rig.ask("void-draw", "shown", "before", "the", "shaker")
     assert reply["ok"] is True and reply["state"] == "Open_SideWagers"
     kind, data = rig.entry(reply["seq"])
@@ -316,7 +319,9 @@ def test_validate_and_void_hits_in_payment_order_g7_k3_iii_k6(rig: Rig) -> None:
     for position in (1, 3):
         rig.post("chip_detected", position=position)
     rig.post("lockout_pressed")
+    rig.post("side_wagers", bets=[])
     rig.post("chips_confirmed")
+    rig.post("rng_activated")
     rig.post("side_wagers_settled")
     rig.post("dealt", remaining=4)
     rig.post("play_complete")

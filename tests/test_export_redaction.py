@@ -52,7 +52,9 @@ def deal_with_cards(t: TableDriver, wagers: list[int]) -> None:
     for area in wagers:
         t.send("chip_detected", position=area)
     t.send("lockout_pressed")
+    t.close_side_wagers()
     t.send("chips_confirmed")
+    t.activate_rng()
     if t.config.side_wager_offered:
         t.send("side_wagers_settled")
     t.send("dealt", remaining=4, stacks=STACKS)

@@ -32,6 +32,7 @@ def test_a_chip_seen_twice_in_betting_is_not_a_late_chip_k2(tmp_path: Path) -> N
     d.send("lockout_pressed")
     d.send("chip_detected", position=5)  # after the lock-out: late
     d.send("chips_confirmed")
+    d.activate_rng()
     d.close()
     with JournalReader(tmp_path / "j.db") as reader:
         [r] = rounds_report(reader)
@@ -48,6 +49,7 @@ def test_a_hit_validated_at_the_dealer_panel_names_the_key_holder_k3iii(tmp_path
     d.send("chip_detected", position=3)
     d.send("lockout_pressed")
     d.send("chips_confirmed")
+    d.activate_rng()
     d.send("dealt", remaining=4)
     d.send("play_complete")
     d.send("progressive_outcome", position=3, line="natural-royal-flush")
@@ -71,6 +73,7 @@ def test_a_hit_validated_at_the_console_names_the_supervisor_and_the_console(
     d.send("chip_detected", position=1)
     d.send("lockout_pressed")
     d.send("chips_confirmed")
+    d.activate_rng()
     d.send("dealt", remaining=4)
     d.send("play_complete")
     d.send("progressive_outcome", position=1, line="natural-royal-flush")
@@ -124,6 +127,7 @@ def test_recall_shows_a_resolved_rounds_cards_in_card_notation(tmp_path: Path) -
     d.send("chip_detected", position=1)
     d.send("lockout_pressed")
     d.send("chips_confirmed")  # the driver draws 3: the first stack goes to seat 2 (area 2)
+    d.activate_rng()
     stacks = [list(range(i * 7, i * 7 + 7)) for i in range(7)]
     with JournalReader(d.journal.path) as reader:
         order = rounds_report(reader)[0]

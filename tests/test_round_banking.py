@@ -76,23 +76,17 @@ def test_bank_counts_as_number_one_for_rng_position() -> None:
     assert sp["bank"] == 5 and sp["seat"] == 0  # 5 = number 1, 6 = 2, dealer = 3
 
 
-def _finish_round_no_shuffle(t: Table) -> None:
-    t.lock()
-    t.start()
-    t.deal()
-    t.ev("play_complete")
+def test_every_shuffle_reading_is_refused_with_banking_since_every_round_is_shuffled_h2() -> None:
+    """NY 5324.41(h)(2) read literally ("the first round after the dealer is required to
+    shuffle") with a shuffle before every round (NY 5324.41(n)(8): each deck counted) makes
+    every round a start of the game. Changed for issue 8: this test dealt two rounds from one
+    shuffle (rounds_per_shuffle = 2), which is now refused."""
+    import pytest
 
-
-def test_every_shuffle_rule_makes_each_round_after_a_shuffle_a_start_of_game_h2() -> None:
-    t = Table(player_banking=True, bank_start_of_game="every_shuffle", rounds_per_shuffle=2)
-    t.open()
-    assert rejection(t.ev("bank_accepted", position=1)) is not None  # first round after shuffle
-    _finish_round_no_shuffle(t)  # the deck deals a second round: not a start of the game
-    assert t.state == "Open_Betting"
-    assert rejection(t.ev("bank_accepted", position=1)) is None
-    t.ev("bank_released")
-    _finish_round(t)  # shuffled again: a start of the game
-    assert "(h)(2)" in (rejection(t.ev("bank_accepted", position=2)) or "")
+    with pytest.raises(ValueError, match=r"rounds_per_shuffle: must be 1"):
+        Table(player_banking=True, bank_start_of_game="every_shuffle", rounds_per_shuffle=2)
+    with pytest.raises(ValueError, match=r"'every_shuffle'.*\(h\)\(2\)"):
+        Table(player_banking=True, bank_start_of_game="every_shuffle")
 
 
 def test_a_table_where_no_player_could_ever_bank_is_refused_h2() -> None:

@@ -427,7 +427,10 @@ def test_bad_hands_from_shoe_are_rejected_without_naming_a_card() -> None:
 
 
 def test_round_completed_is_posted_and_round_id_increments() -> None:
-    t = Table(rounds_per_shuffle=2)
+    """Every round is followed by a shuffle and its count (NY 5324.41(n)(8): each deck is
+    counted; changed for issue 8: rounds_per_shuffle = 2 dealt a round with no shuffle or count,
+    and is now refused at load)."""
+    t = Table()
     t.open()
     t.round_to_settlement(1)
     eff = t.outcomes({1: None})
@@ -435,11 +438,10 @@ def test_round_completed_is_posted_and_round_id_increments() -> None:
         "type": "post",
         "event": {"type": "round_completed", "data": {"round_id": 1}},
     } in eff
-    assert t.state == "Open_Betting" and t.m.round_id == 2  # deck not due yet
+    assert t.state == "Open_Shuffling" and t.m.round_id == 1
     assert sum(1 for e in t.entries if e["type"] == "round_completed") == 1
-    t.round_to_settlement()
-    assert t.state == "Open_Shuffling"  # two rounds on this deck: shuffle
-    assert t.m.round_id == 2
+    t.ev("shuffle_complete", count=53)
+    assert t.state == "Open_Betting" and t.m.round_id == 2
 
 
 def test_restore_reapplies_outputs_of_committed_state() -> None:

@@ -34,7 +34,6 @@ PRESETS: list[dict[str, Any]] = [
     {
         "card_reading_shoe": True,
         "progressive_wager_cents": 500,
-        "rounds_per_shuffle": 3,
         "levels": [
             {
                 "name": "major",

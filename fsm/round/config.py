@@ -387,8 +387,13 @@ class GameConfig:
         ace_low = _choice(data, "ace_low_straight", where, ("second", "lowest"), "second")
         joker = _choice(data, "joker_flush", where, ("highest-missing", "ace"), "highest-missing")
         rounds_per_shuffle = _int(data, "rounds_per_shuffle", where, 1)
-        if rounds_per_shuffle < 1:
-            raise ValueError(f"{_where(where, 'rounds_per_shuffle')}: must be at least 1")
+        if rounds_per_shuffle != 1:
+            raise ValueError(
+                f"{_where(where, 'rounds_per_shuffle')}: must be 1, not {rounds_per_shuffle}: a "
+                "round deals 49 of the 53 cards, so every round is dealt from a deck shuffled "
+                "and counted at 53 again (NY 5324.41(b), (n)(8)); a second round from one "
+                "shuffle would deal collected cards unshuffled and uncounted"
+            )
         timeouts = {
             k: _int(data, k, where, getattr(cls, k))
             for k in ("shuffle_timeout_ms", "rng_timeout_ms", "dispense_timeout_ms")
@@ -425,10 +430,11 @@ class GameConfig:
             )
         banking = _bool(data, "player_banking", where, False)
         bank_start = _choice(data, "bank_start_of_game", where, BANK_START_RULES, "table_open")
-        if banking and bank_start == "every_shuffle" and rounds_per_shuffle == 1:
+        if banking and bank_start == "every_shuffle":
             raise ValueError(
                 f"{_where(where, 'bank_start_of_game')}: 'every_shuffle' with a shuffle every "
-                "round makes every round a start of the game, where no player may bank "
+                "round (rounds_per_shuffle is 1) makes every round a start of the game, where "
+                "no player may bank "
                 "(NY 5324.41(h)(2)): player_banking could never happen; use 'table_open' or "
                 "turn player_banking off"
             )

@@ -264,6 +264,12 @@ _TABLES_FOR: dict[str, tuple[str, ...]] = {
     "progressive": (),
 }
 
+# the least bonus wager the regulation allows: NY 5324.41(l)(2) "A bonus wager shall be no less
+# than $1" (the pai gow insurance wager and the fortune pai gow poker bonus wager); a table's
+# own minimum (``min_wager_cents``) may be higher, never lower
+BONUS_WAGER_FLOOR_CENTS: dict[str, int] = {"fortune-bonus": 100, "insurance": 100}
+BONUS_WAGER_FLOOR_CITE = "NY 5324.41(l)(2)"
+
 # per-round payout limits: limit group -> (floor in cents, the wagers it covers, citation)
 LIMITS: dict[str, tuple[int, tuple[str, ...], str]] = {
     "fortune": (4_000_000, ("fortune-bonus", "insurance"), "NY 5324.41(m)(4)"),
@@ -551,6 +557,16 @@ class BonusConfig:
                 f"fortune bonus table {tables['fortune-bonus'].schedule} (NY 5324.41(m)(2))"
             )
         mins = _cents_map(data.get("min_wager_cents", {}), f"{where}.min_wager_cents", needed)
+        for wager, floor_cents in BONUS_WAGER_FLOOR_CENTS.items():
+            if wager not in tables:
+                continue
+            if wager in mins and mins[wager] < floor_cents:
+                raise ValueError(
+                    f"{where}.min_wager_cents.{wager}: {mins[wager]} cents is below the "
+                    f"${floor_cents // 100} a bonus wager must be at least "
+                    f"({BONUS_WAGER_FLOOR_CITE})"
+                )
+            mins.setdefault(wager, floor_cents)
         limits = _cents_map(data.get("limits_cents", {}), f"{where}.limits_cents", None)
         for group, limit in limits.items():
             key = f"{where}.limits_cents.{group}"
@@ -570,6 +586,20 @@ class BonusConfig:
                     "minimum wagers)"
                 )
         return cls(offered, tables, limits, mins, royal_match)
+
+
+    def check_wager(self, wager: str, cents: int) -> None:
+        """Raise ValueError unless ``cents`` is a wager the table accepts on ``wager``: an offered
+        wager, at least the table's minimum and, for the insurance and fortune bonus wagers, at
+        least $1 (NY 5324.41(l)(2))."""
+        if wager not in self.tables:
+            raise ValueError(f"{wager}: not a wager offered at this table")
+        if isinstance(cents, bool) or not isinstance(cents, int):
+            raise ValueError(f"{wager}: a wager is whole cents, not {cents!r}")
+        least = max(self.min_wager_cents.get(wager, 0), BONUS_WAGER_FLOOR_CENTS.get(wager, 1))
+        if cents < least:
+            cite = f" ({BONUS_WAGER_FLOOR_CITE})" if wager in BONUS_WAGER_FLOOR_CENTS else ""
+            raise ValueError(f"{wager}: a wager of {cents} cents is below the least, {least}{cite}")
 
 
 def _no_unknown(data: Mapping[str, object], allowed: set[str], where: str) -> None:
