@@ -11,8 +11,8 @@ Events posted (``fsm.round.events.Event``; the full table is in docs/wiring.md):
 
 - ``chip_detected``   ``{"position": 1..6}`` a chip dropped into acceptor n
 - ``lockout_pressed`` ``{}``               the dealer pressed the lock-out button ("no more bets")
-- ``panel_next``      ``{}``               dealer panel NEXT (the round machine decides by state what
-                                           it means: the chip count, the RNG's activation, ...)
+- ``panel_next``      ``{}``               dealer panel NEXT (its meaning is the round's, by state:
+                                           the chip count, the RNG's activation, ...)
 - ``panel_void``      ``{}``               dealer panel VOID
 - ``supervisor_key``  ``{"on": bool}``     the supervisor key switch turned on / off
 - ``shake_detected``  ``{"count": n}``     one more shake of the dice shaker since the last reset
