@@ -587,7 +587,6 @@ class BonusConfig:
                 )
         return cls(offered, tables, limits, mins, royal_match)
 
-
     def check_wager(self, wager: str, cents: int) -> None:
         """Raise ValueError unless ``cents`` is a wager the table accepts on ``wager``: an offered
         wager, at least the table's minimum and, for the insurance and fortune bonus wagers, at
