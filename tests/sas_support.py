@@ -80,7 +80,11 @@ def drive_to_hit(owner: Owner, position: int = 1) -> None:
     post(owner, "shuffle_complete", count=53)
     post(owner, "chip_detected", position=position)
     post(owner, "lockout_pressed")
+    if (owner.public.view.get("config") or {}).get("side_wager", {}).get("offered"):
+        post(owner, "side_wagers", bets=[])  # closed before the RNG is activated (j)(2)(i)
     post(owner, "chips_confirmed")
+    if owner.public.state == "Open_LockedOut":
+        post(owner, "rng_activated")  # the dealer activates the RNG (h)(8)(ii)
     if owner.public.state == "Open_SideWagers":
         post(owner, "side_wagers_settled")
     post(owner, "dealt", remaining=4)
