@@ -115,6 +115,9 @@ def _next_event(draw: Any, m: RoundMachine) -> tuple[str, dict[str, Any]]:
             more = set(draw(st.lists(pos, min_size=1, max_size=6)))
             c += [("pai_gow_wagers", {"positions": sorted(set(lit) | more)})] * 6
         c += [("chips_confirmed", {})] * 4 + [
+            # the side wagers closed (none), then the RNG activated (NY (j)(2)(i), (h)(8)(ii))
+            *[("side_wagers", {"bets": []})] * 2,
+            *[("rng_activated", {})] * 4,
             ("chips_mismatch", {"counted": draw(st.integers(0, 7))}),
             ("chips_resolved", {"supervisor": SUP, "positions": lit[: draw(st.integers(0, 6))]}),
             ("chip_detected", {"position": draw(pos)}),
