@@ -325,3 +325,32 @@ def test_the_side_wager_odds_the_round_pays_are_checked_against_the_pay_table_j2
         config(side_wager=SIDE, bonus=bonus)
     cfg = config(side_wager={"offered": True, "odds": "5.5:1"}, bonus=bonus)
     assert cfg.bonus is not None and cfg.side_wager_odds == "5.5:1"
+
+
+def test_the_dealer_closes_side_wagers_from_the_console_or_the_page_j2i() -> None:
+    """NY 5324.41(j)(2)(i): the panel has only NEXT and VOID, so the list of side wagers (or
+    "none") is entered through the console's ``side-wagers`` request (the page's action too);
+    it reaches the round as ``side_wagers`` naming who entered it."""
+    from controller.console.server import RequestError, build_event
+
+    event = build_event("side-wagers", ["2:5:500", "4:1:100"], "ana")
+    assert event.type == "side_wagers"
+    assert event.data == {
+        "supervisor": "ana",
+        "via": "console",
+        "bets": [
+            {"position": 2, "number": 5, "cents": 500},
+            {"position": 4, "number": 1, "cents": 100},
+        ],
+    }
+    assert build_event("side-wagers", ["none"], "ana").data["bets"] == []
+    with pytest.raises(RequestError, match=r"BETS\[0\]: POSITION:NUMBER:CENTS"):
+        build_event("side-wagers", ["2-5-500"], "ana")
+    t = Table(side_wager=SIDE)
+    t.open()
+    t.ev("chip_detected", position=1)
+    t.ev("lockout_pressed")
+    t.ev("chips_confirmed")
+    t.ev(event.type, **event.data)
+    assert t.m.snapshot()["round"]["side_bets"] == [[2, 5, 500], [4, 1, 100]]
+    assert of_type(t.ev("panel_next"), "draw_rng")  # NEXT now activates the RNG

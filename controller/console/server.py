@@ -83,6 +83,8 @@ REQUESTS: dict[str, str] = {
     "void-hit": "void-hit POSITION [--line LINE] REASON  (LINE: the right, lower line, then paid)",
     "clear-fault": "clear-fault [--void]",
     "void-draw": "void-draw REASON",
+    "side-wagers": "side-wagers BETS  (POSITION:NUMBER:CENTS each, e.g. 2:5:500 4:1:100; 'none' "
+    "when none was placed)",
     "maintenance": "maintenance enter|exit",
     "light-test": "light-test",
     "display-test": "display-test",
@@ -213,6 +215,24 @@ def _positions(args: Sequence[str]) -> list[int]:
     return out
 
 
+def _side_bets(args: Sequence[str]) -> list[JSON]:
+    """The 1-7 side wagers of side-wagers: POSITION:NUMBER:CENTS tokens, or 'none' (the round
+    checks the ranges; NY 5324.41(j)(2)(i): entered before the RNG is activated)."""
+    tokens = [t for arg in args for t in arg.replace(",", " ").split()]
+    if [t.lower() for t in tokens] == ["none"]:
+        return []
+    if not tokens:
+        raise RequestError(f"BETS: at least one bet, or 'none' {_usage('side-wagers')}")
+    out: list[JSON] = []
+    for i, token in enumerate(tokens):
+        parts = token.split(":")
+        if len(parts) != 3 or not all(p.isdigit() and len(p) <= 9 for p in parts):
+            raise RequestError(f"BETS[{i}]: POSITION:NUMBER:CENTS, got {_short(token)}")
+        position, number, cents = (int(p) for p in parts)
+        out.append({"position": position, "number": number, "cents": cents})
+    return out
+
+
 def _config_value(text: str) -> JSON:
     """A VALUE of config-change: JSON when it parses as JSON (numbers, true/false, quoted
     strings, lists, tables), otherwise the text itself (``start_mode=dice``)."""
@@ -306,6 +326,9 @@ def build_event(name: str, args: Sequence[str], supervisor: str) -> Event:
     if name == "void-draw":
         _count(name, args, 1)
         return Event("rng_void", {**base, "reason": _text(" ".join(args), "REASON")})
+    if name == "side-wagers":
+        _count(name, args, 1)
+        return Event("side_wagers", {**base, "bets": _side_bets(args)})
     if name == "maintenance":
         _count(name, args, 1, 1)
         if args[0] not in ("enter", "exit"):

@@ -241,9 +241,12 @@ class DicePositionEntered(EventRecord):
 class SideWagers(EventRecord):
     """the 1-7 side wagers `[{"position","number","cents"}]`, possibly none, entered by the
     dealer in LockedOut before the RNG is activated (replaceable until then); activating the
-    RNG closes them (NY (j)(2)(i), NJ 11.8C(b)1)"""
+    RNG closes them (NY (j)(2)(i), NJ 11.8C(b)1); `supervisor` and `via` say who entered them
+    through the console or the page"""
 
     bets: Json
+    supervisor: str | None = None
+    via: str | None = None
 
 
 @event("side_wagers_settled")

@@ -250,6 +250,7 @@ const Page = (() => {
     if (s === "Maintenance") out.push(["Leave maintenance", "maintenance", ["exit"]], ["Light test", "light-test", []], ["Display test", "display-test", []]);
     if (s === "Open_Betting" || s === "Open_Shuffling") out.push(["Close the table", "close", []]);
     if (s === "Fault") out.push(["Clear the fault", "clear-fault", []], ["Clear and void the round", "clear-fault", ["--void"]]);
+    if (s === "Open_LockedOut" && f.side_wager_offered && f.side_bets == null) out.push(["No 1-7 side wagers placed", "side-wagers", ["none"]]);
     if (s === "Open_SideWagers") out.push(["Void the draw", "void-draw", ["voided by the supervisor at the page"]]);
     for (const p of f.pending || []) {
       out.push([`Validate the hit at ${p.position} (${p.line})`, "validate-hit", [String(p.position)]]);
