@@ -354,3 +354,27 @@ def test_the_dealer_closes_side_wagers_from_the_console_or_the_page_j2i() -> Non
     t.ev(event.type, **event.data)
     assert t.m.snapshot()["round"]["side_bets"] == [[2, 5, 500], [4, 1, 100]]
     assert of_type(t.ev("panel_next"), "draw_rng")  # NEXT now activates the RNG
+
+
+def test_the_round_report_shows_the_side_wagers_a_void_returned_j3(tmp_path: Path) -> None:
+    """NY 5324.41(j)(3): the round recall of a round voided before its number was displayed
+    lists each side wager returned (a real journal file written by the real machine)."""
+    from report_journals import TableDriver
+
+    from controller.journal.reports import JournalReader, rounds_report
+
+    d = TableDriver(tmp_path / "j.db", config(table_id="T9", side_wager=SIDE))
+    d.open_table()
+    d.send("chip_detected", position=1)
+    d.send("lockout_pressed")
+    d.close_side_wagers(BETS)
+    d.send("chips_confirmed")
+    d.send("fault_raised", code="RNG_LINK", device="rng", detail="lost")
+    d.send("fault_cleared", supervisor="ana", void=True)
+    d.close()
+    with JournalReader(tmp_path / "j.db") as reader:
+        [r] = rounds_report(reader)
+    assert r["void"] and r["side_wagers"] == [
+        {"position": 1, "number": 3, "cents": 500, "refund_cents": 500},
+        {"position": 2, "number": 5, "cents": 500, "refund_cents": 500},
+    ]

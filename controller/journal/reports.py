@@ -46,6 +46,7 @@ from fsm.round.effects import (
     Rejected,
     RoundSummary,
     RoundVoided,
+    SideWagerRefund,
     SideWagerSettled,
     StartingPosition,
     Wagers,
@@ -327,6 +328,15 @@ def _apply_to_round(r: RoundRecall, entry: Entry) -> None:
             r.bank = e.position
         elif isinstance(e, SideWagerSettled):
             r.side_wagers.extend(x.fields_json() for x in e.results)
+        elif isinstance(e, SideWagerRefund):  # a void returned it (NY 5324.41(j)(3))
+            r.side_wagers.append(
+                {
+                    "position": e.position,
+                    "number": e.number,
+                    "cents": e.cents,
+                    "refund_cents": e.cents,
+                }
+            )
         elif isinstance(e, HitPending):
             r.hits.append(
                 {"position": e.position, "level": e.level, "line": e.line, "status": "pending"}
