@@ -128,7 +128,12 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             _state(page, "Open_LockedOut")
             _wait_attr(page, "#light-1", "data-state", "locked")
             assert _attr(page, "#display", "data-glyph") == "L"
-            page.click("#btn-next")  # the chip count confirmed: the starting position is drawn
+            # the 1-7 side wagers closed (none placed) before the RNG is activated (j)(2)(i)
+            page.click("button[data-request=side-wagers]")
+            page.wait_for_selector("#action-result:has-text('side-wagers: done')", timeout=WAIT_MS)
+            page.click("#btn-next")  # the chip count confirmed
+            page.wait_for_selector("#entries li:has-text('meter_movement')", timeout=WAIT_MS)
+            page.click("#btn-next")  # NEXT again activates the RNG (h)(8)(ii): the number drawn
             _state(page, "Open_SideWagers")
             glyph = _attr(page, "#display", "data-glyph")
             assert glyph in "1234567" and len(glyph) == 1
