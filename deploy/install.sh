@@ -94,6 +94,13 @@ for needed in "$SRC/pyproject.toml" "$SRC/deploy/config.example.toml" "$LOCK" \
     fi
 done
 
+# An offline install needs this release's wheelhouse: its copy of the lock is the source tree's.
+if [ -n "$WHEELHOUSE" ] && ! cmp -s "$WHEELHOUSE/requirements.lock" "$LOCK"; then
+    echo "install.sh: $WHEELHOUSE is not a wheelhouse of this release (its requirements.lock" \
+         "differs from $LOCK or is missing): build it with deploy/wheelhouse.sh DIR" >&2
+    exit 1
+fi
+
 # The boot files moved to /boot/firmware in Bookworm.
 BOOT=/boot/firmware
 [ -d "$BOOT" ] || BOOT=/boot
@@ -136,11 +143,6 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 pip_source=()
 if [ -n "$WHEELHOUSE" ]; then
-    # the wheelhouse must be this release's: its copy of the lock is the source tree's
-    if [ "$DRY_RUN" -eq 0 ] && ! cmp -s "$WHEELHOUSE/requirements.lock" "$LOCK"; then
-        echo "install.sh: $WHEELHOUSE was not built from $LOCK (deploy/wheelhouse.sh)" >&2
-        exit 1
-    fi
     pip_source=(--no-index --find-links "$WHEELHOUSE")
 fi
 # exactly the locked files (the lock includes pip and setuptools); binary wheels only, so no
