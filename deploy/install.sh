@@ -201,6 +201,7 @@ shopt -u nullglob
 if [ "${#rules[@]}" -eq 0 ]; then
     say "no rules in deploy/udev/: the serial devices keep their kernel names"
 else
+    run install -d -m 0755 /etc/udev/rules.d
     for rule in "${rules[@]}"; do
         run install -m 0644 "$rule" /etc/udev/rules.d/
     done
@@ -282,13 +283,21 @@ run systemctl enable --now systemd-timesyncd.service || true
 # --- 11. systemd unit --------------------------------------------------------------------------
 say "systemd unit $UNIT"
 run install -m 0644 "$SRC/systemd/$UNIT" "/etc/systemd/system/$UNIT"
-run systemctl daemon-reload
+# systemd as PID 1 (sd_booted): not in a chroot or an image being built, where the unit is
+# enabled (symlinks only) and starts at the next boot
+SYSTEMD_RUNNING=0
+[ -d /run/systemd/system ] && SYSTEMD_RUNNING=1
+if [ "$SYSTEMD_RUNNING" -eq 1 ] || [ "$DRY_RUN" -eq 1 ]; then
+    run systemctl daemon-reload
+fi
 run systemctl enable "$UNIT"
 if [ "$DRY_RUN" -eq 1 ]; then
     printf '    %s config check %s && systemctl restart %s\n' "$VENV/bin/tablectl" "$CONF" "$UNIT"
 elif "$VENV/bin/tablectl" config check "$CONF"; then
     if [ "$NEW_CONFIG" -eq 1 ]; then
         say "not started: $CONF is the example; edit it, then systemctl start $UNIT"
+    elif [ "$SYSTEMD_RUNNING" -eq 0 ]; then
+        say "systemd is not running here (a chroot?): $UNIT starts at the next boot"
     elif [ "$REBOOT_NEEDED" -eq 0 ]; then
         systemctl restart "$UNIT"
         say "started: systemctl status $UNIT; journalctl -u $UNIT"
