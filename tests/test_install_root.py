@@ -132,7 +132,6 @@ def test_install_sh_installs_offline_into_a_throwaway_debian_root(tmp_path: Path
         capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     out = done.stdout
-    Path("/tmp/install_root_out.txt").write_text(out + done.stderr)  # DEBUG
     assert done.returncode == 0, out[-4000:] + done.stderr[-4000:]
 
     install = _section(out, "install")
