@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -283,5 +284,34 @@ def test_the_unit_is_type_notify_with_a_watchdog() -> None:
     assert "--approved-manifest /etc/paigow/software.manifest" in s["ExecStart"][0]
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(pytest.main([__file__]))
+@pytest.mark.skipif(
+    shutil.which("systemd-analyze") is None and os.environ.get("CI") != "true",
+    reason="systemd-analyze missing (.ci/system-deps installs it; never skipped under CI=true)",
+)
+def test_the_unit_s_systemd_security_exposure_stays_at_most_2(tmp_path: Path) -> None:
+    """The exposure the docs give (README, operator guide section 3: 1.9 "OK") must not grow
+    unnoticed: ``--threshold=20`` fails above 2.0."""
+    from test_config_deploy import UNIT
+
+    unit = tmp_path / "paigow-table.service"
+    unit.write_text(UNIT.read_text())
+    done = subprocess.run(
+        ["systemd-analyze", "security", "--offline=true", "--threshold=20", str(unit)],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr
+    found = re.search(r"Overall exposure level for \S+: (\d+\.\d)", done.stdout)
+    assert found is not None and float(found.group(1)) <= 2.0
+
+
+def test_the_status_line_names_the_state_and_any_fault() -> None:
+    from types import MappingProxyType
+
+    from controller.service.notify import service_status
+    from controller.service.owner import PublicSnapshot
+
+    view = MappingProxyType({"fault": {"faults": ({"code": "SOFTWARE_UNAPPROVED"},)}})
+    snap = PublicSnapshot(41, 0, "Fault", 7, 6, view, software_fault="changed fsm/x.py")
+    text = service_status(snap)
+    assert text.startswith("Fault, round 7, 6 rounds, journal seq 41")
+    assert "FAULT SOFTWARE_UNAPPROVED" in text and "SOFTWARE NOT APPROVED: changed fsm/x.py" in text

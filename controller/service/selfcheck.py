@@ -124,11 +124,22 @@ def dependency_manifest(
                 dist = importlib.metadata.distribution(found.group(1))
             except importlib.metadata.PackageNotFoundError:
                 continue
-            record = dist.read_text("RECORD") or dist.read_text("METADATA") or ""
             key = f"python/{_normal(dist.metadata['Name'])}=={dist.version}/RECORD"
-            manifest[key] = hashlib.sha256(record.encode("utf-8")).hexdigest()
+            manifest[key] = hashlib.sha256(_record_bytes(dist)).hexdigest()
             todo.append(dist.metadata["Name"])
     return manifest
+
+
+def _record_bytes(dist: importlib.metadata.Distribution) -> bytes:
+    """The distribution's RECORD file as stored (its bytes, so ``sha256sum`` agrees); its
+    METADATA where there is no RECORD (a distribution not installed by pip)."""
+    for file in dist.files or []:
+        if file.name == "RECORD" and file.parent.name.endswith(".dist-info"):
+            try:
+                return Path(str(file.locate())).read_bytes()
+            except OSError:
+                break
+    return (dist.read_text("RECORD") or dist.read_text("METADATA") or "").encode("utf-8")
 
 
 def manifest_text(manifest: dict[str, str]) -> str:
@@ -139,9 +150,10 @@ def manifest_text(manifest: dict[str, str]) -> str:
 def software_hash(manifest: dict[str, str] | None = None) -> str:
     """SHA-256 hex of `manifest_text` (UTF-8) of the installed software's manifest.
 
-    Reproducible with coreutils from the directory holding the packages:
-    ``find fsm drivers controller \\( -name '*.py' -o -name '*.toml' \\) -not -path
-    '*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum | sha256sum``.
+    So ``sha256sum`` of a manifest file written by `write_manifest` is its hash. The packages'
+    lines (``dependencies_of=None``) are reproducible with coreutils from the directory holding
+    the packages: ``find fsm drivers controller \\( -name '*.py' -o -name '*.toml' \\) -not
+    -path '*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum | sha256sum``.
     """
     text = manifest_text(software_manifest() if manifest is None else manifest)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
