@@ -85,6 +85,24 @@ def test_make_installs_the_runtime_dependencies_from_the_lock_with_hashes() -> N
     assert "uv pip compile pyproject.toml --extra pi --generate-hashes --universal" in makefile
 
 
+def test_make_run_journals_under_var_of_the_checkout_and_serves_the_page_port() -> None:
+    """Issue 11: ``make run`` on a fresh clone keeps its journal in ./var/ of the checkout
+    (never a shared /tmp file another user's run has filled) and asks for the page on 8080."""
+    done = subprocess.run(
+        ["make", "-n", "-W", ".venv/.installed", "run"], cwd=ROOT, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    command = next(line for line in done.stdout.splitlines() if "tablectl simulate" in line)
+    assert f"--db {ROOT}/var/paigow-simulated.db" in command
+    assert "--port 8080" in command
+    assert "mkdir -p var" in done.stdout
+    assert (
+        "/var/\n" in (ROOT / ".gitignore").read_text()
+        or "/var/" in (ROOT / ".gitignore").read_text().splitlines()
+    )
+
+
 def test_install_refuses_a_wheelhouse_of_another_release(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
