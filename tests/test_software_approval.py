@@ -150,3 +150,31 @@ def test_the_approval_names_what_differs_and_fails_on_a_missing_manifest(tmp_pat
     path.write_text("not a manifest\n")
     with pytest.raises(SelfCheckError, match="line 1 is not a manifest line"):
         read_manifest(path)
+
+
+def test_every_event_after_an_unapproved_power_up_is_refused_and_published(
+    tmp_path: Path, ptys: tuple[str, str]
+) -> None:
+    """The real table's owner (``tablectl run``'s wiring, MockFactory pins): after the fault a
+    supervisor's open is never stepped (no play, so no progressive play, NJ 13:69E-1.39B(e)),
+    its poster is told why, and the published snapshot shows the fault."""
+    from controller.cli.run import build_service
+    from controller.config import load_config
+    from fsm.round.events import Event
+
+    config = load_config(write_config(tmp_path, *ptys))
+    table = build_service(config, pin_mode="mock")
+    table.owner.software_approval = lambda digest: f"software {digest[:12]} is not the approved"
+    try:
+        table.start()
+        public = table.owner.public
+        assert public.state == "Fault" and public.software_fault is not None
+        receipt = table.owner.post_tracked(Event("table_opened", {"supervisor": "trainer"}))
+        assert receipt.wait(10)
+        assert receipt.seq is None
+        assert receipt.error is not None and receipt.error.startswith("software not approved")
+    finally:
+        table.stop()
+        table.gpio.close()
+    types = [t for t, _ in entry_rows(tmp_path / "journal.db")]
+    assert types == ["power_up", "fault_raised"]
