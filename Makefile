@@ -30,7 +30,7 @@ lock: $(STAMP)
 		--python-version 3.11 --quiet --custom-compile-command 'make lock' -o $(LOCK)
 
 wheelhouse: $(STAMP)
-	bash deploy/wheelhouse.sh build/wheelhouse
+	PYTHON=$(BIN)/python bash deploy/wheelhouse.sh build/wheelhouse
 
 lint: $(STAMP)
 	$(BIN)/ruff check fsm drivers controller tests bench
