@@ -109,6 +109,11 @@ def test_a_modified_installed_file_is_a_fault_that_refuses_play(
     config = write_config(tmp_path, *ptys)
     db = tmp_path / "journal.db"
 
+    check = [sys.executable, "-m", "controller.cli", "run", "--config", str(config),
+             "--pin-factory", "mock", "--approved-manifest", str(manifest), "--check"]  # fmt: skip
+    checked = subprocess.run(check, capture_output=True, text=True, env=_env(installed), cwd=work)
+    assert checked.returncode == 0 and "approved (" in checked.stdout, checked.stderr
+
     code, _, err = _run_until_power_up(installed, config, manifest, db, 1, work)
     assert code == 0, err
     assert "software not approved" not in err
@@ -119,6 +124,9 @@ def test_a_modified_installed_file_is_a_fault_that_refuses_play(
 
     target = installed / "fsm" / "rules" / "settlement.py"
     target.write_text(target.read_text() + "\n# changed after approval\n")
+    checked = subprocess.run(check, capture_output=True, text=True, env=_env(installed), cwd=work)
+    assert "NOT APPROVED" in checked.stdout and "changed fsm/rules/settlement.py" in checked.stdout
+    assert "play will be refused" in checked.stderr
     code, _, err = _run_until_power_up(installed, config, manifest, db, 2, work)
     assert code == 0, err
     assert "software not approved, play refused" in err

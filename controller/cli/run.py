@@ -316,6 +316,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for problem in ready.fatal:
         print(f"run: cannot start: {problem}", file=sys.stderr)
     if args.check:
+        approved = getattr(args, "approved_manifest", None)
+        if approved:  # what the power-up will find: a mismatch starts the table in a fault
+            from controller.service.selfcheck import software_hash
+
+            digest = software_hash()
+            unapproved = approval_problem(approved, digest)
+            if unapproved:
+                print(f"run: warning: software not approved, play will be refused: {unapproved}",
+                      file=sys.stderr)  # fmt: skip
+            ready.info.append(
+                f"software: {digest[:12]} "
+                + (f"NOT APPROVED ({unapproved})" if unapproved else f"approved ({approved})")
+            )
         print("ok" if not ready.fatal else "not ready", file=out)
         for line in [*config.summary(), *ready.info]:
             print(f"  {line}", file=out)
