@@ -8,9 +8,14 @@
 #   sudo deploy/install.sh --wheelhouse DIR   install offline from a wheelhouse (pi-release)
 #
 # What it does, in order (each step is safe to repeat):
-#   1. apt packages: python3-venv, python3-pip, sqlite3 (no compiler: lgpio comes as a wheel)
+#   1. apt packages: python3-venv, python3-pip, sqlite3 (no compiler: lgpio comes as a wheel);
+#      skipped when they are installed already (an offline table)
 #   2. the system user `paigow` (no login, no home) in the groups gpio, spi and dialout
-#   3. /opt/paigow/venv with this package and its `pi` extra (lgpio's aarch64 wheel)
+#   3. /opt/paigow/venv: the runtime dependencies exactly as deploy/requirements.lock pins them
+#      (every file checked against its SHA-256, binary wheels only: lgpio's aarch64 wheel), from
+#      PyPI or from the wheelhouse (deploy/wheelhouse.sh), then this package built with the
+#      locked setuptools (no index); /etc/paigow/software.manifest, the approved software
+#      manifest the service compares its power-up hash with (controller/service/selfcheck.py)
 #   4. /etc/paigow/table.toml from deploy/config.example.toml (never overwritten), root:paigow 0640
 #   5. /var/lib/paigow for the journal, paigow:paigow 0750
 #   6. /etc/paigow/journal.key: the journal's keyed-chain key (never overwritten), root:paigow 0440
@@ -36,6 +41,8 @@ STATE_DIR=/var/lib/paigow
 UNIT=paigow-table.service
 MODULES_CONF=/etc/modules-load.d/paigow-table.conf
 SRC="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+LOCK="$SRC/deploy/requirements.lock"
+MANIFEST="$CONF_DIR/software.manifest"
 
 DRY_RUN=0
 CONFIGURE_UART=1
@@ -79,13 +86,20 @@ if [ "$DRY_RUN" -eq 0 ] && [ "$(id -u)" -ne 0 ]; then
     echo "install.sh: run as root (sudo $0), or with --dry-run to see the steps" >&2
     exit 1
 fi
-for needed in "$SRC/pyproject.toml" "$SRC/deploy/config.example.toml" \
+for needed in "$SRC/pyproject.toml" "$SRC/deploy/config.example.toml" "$LOCK" \
               "$SRC/systemd/$UNIT" "$SRC/deploy/modules-load.d/paigow-table.conf"; do
     if [ ! -f "$needed" ]; then
         echo "install.sh: $needed is missing: run the script from the source tree" >&2
         exit 1
     fi
 done
+
+# An offline install needs this release's wheelhouse: its copy of the lock is the source tree's.
+if [ -n "$WHEELHOUSE" ] && ! cmp -s "$WHEELHOUSE/requirements.lock" "$LOCK"; then
+    echo "install.sh: $WHEELHOUSE is not a wheelhouse of this release (its requirements.lock" \
+         "differs from $LOCK or is missing): build it with deploy/wheelhouse.sh DIR" >&2
+    exit 1
+fi
 
 # The boot files moved to /boot/firmware in Bookworm.
 BOOT=/boot/firmware
@@ -97,9 +111,15 @@ CMDLINE_TXT="$BOOT/cmdline.txt"
 # No python3-dev, swig or liblgpio-dev: liblgpio-dev is not in Debian main (plain Debian would
 # abort here), and lgpio 0.2.2.0 ships a manylinux_2_34_aarch64 wheel that installs on Bookworm
 # (glibc 2.36) without a compiler (docs: shared/reference/pi-release.md).
-say "apt packages"
-run apt-get update
-run apt-get install -y --no-install-recommends python3-venv python3-pip sqlite3
+APT_PACKAGES=(python3-venv python3-pip sqlite3)
+if [ "$DRY_RUN" -eq 0 ] && dpkg-query -W -f='${Status}\n' "${APT_PACKAGES[@]}" 2>/dev/null \
+        | grep -c '^install ok installed$' | grep -qx "${#APT_PACKAGES[@]}"; then
+    say "apt packages ${APT_PACKAGES[*]}: installed already"
+else
+    say "apt packages"
+    run apt-get update
+    run apt-get install -y --no-install-recommends "${APT_PACKAGES[@]}"
+fi
 
 # --- 2. system user --------------------------------------------------------------------------
 say "system user $SERVICE_USER (groups gpio, spi, dialout)"
@@ -116,18 +136,25 @@ else
 fi
 
 # --- 3. virtual environment and the package ---------------------------------------------------
-say "virtual environment $VENV with the pi extra (binary wheels only for lgpio)"
-run install -d -m 0755 "$PREFIX" "$PREFIX/share"
+say "virtual environment $VENV: the locked dependencies (hashes checked), then this package"
+run install -d -m 0755 "$PREFIX" "$PREFIX/share" "$CONF_DIR"
 if [ ! -x "$VENV/bin/python" ]; then
     run python3 -m venv "$VENV"
 fi
 pip_source=()
 if [ -n "$WHEELHOUSE" ]; then
     pip_source=(--no-index --find-links "$WHEELHOUSE")
-else
-    run "$VENV/bin/pip" install --upgrade pip
 fi
-run "$VENV/bin/pip" install "${pip_source[@]}" --only-binary=lgpio --upgrade "${SRC}[pi]"
+# exactly the locked files (the lock includes pip and setuptools); binary wheels only, so no
+# compiler is ever needed (lgpio's aarch64 wheel)
+run "$VENV/bin/pip" install "${pip_source[@]}" --require-hashes --only-binary=:all: -r "$LOCK"
+# this package, built from the source tree with the locked setuptools: nothing unpinned fetched
+run "$VENV/bin/pip" install --no-index --no-deps --no-build-isolation --force-reinstall "$SRC"
+# the approved software manifest: what the service compares its power-up hash with. Compare
+# the hash printed here with the release's certified hash before the table opens.
+run "$VENV/bin/python" -m controller.service.selfcheck --write "$MANIFEST"
+run chown "root:$SERVICE_USER" "$MANIFEST"
+run chmod 0444 "$MANIFEST"
 run install -m 0644 "$SRC/docs/operator-guide.md" "$PREFIX/share/operator-guide.md"
 run install -m 0644 "$SRC/docs/wiring.md" "$PREFIX/share/wiring.md"
 run ln -sf "$VENV/bin/tablectl" /usr/local/bin/tablectl
@@ -174,11 +201,15 @@ shopt -u nullglob
 if [ "${#rules[@]}" -eq 0 ]; then
     say "no rules in deploy/udev/: the serial devices keep their kernel names"
 else
+    run install -d -m 0755 /etc/udev/rules.d
     for rule in "${rules[@]}"; do
         run install -m 0644 "$rule" /etc/udev/rules.d/
     done
-    run udevadm control --reload-rules
-    run udevadm trigger --subsystem-match=tty
+    if ! run udevadm control --reload-rules; then
+        say "udev is not running (a chroot?): the rules apply at the next boot"
+    else
+        run udevadm trigger --subsystem-match=tty
+    fi
 fi
 
 # --- 8. USB serial drivers loaded at boot -------------------------------------------------------
@@ -186,7 +217,7 @@ fi
 # a driver not loaded yet drops the rule and open() fails with EPERM until a restart.
 say "kernel modules usbserial, cdc_acm at boot ($MODULES_CONF)"
 run install -m 0644 "$SRC/deploy/modules-load.d/paigow-table.conf" "$MODULES_CONF"
-run modprobe -a usbserial cdc_acm
+run modprobe -a usbserial cdc_acm || say "modprobe failed (a chroot?): the modules load at boot"
 
 # --- 9. boot configuration: SPI0, strict_gpiod, the PL011 UART for SAS -------------------------
 # Lines go under an [all] filter after a marker, so a conditional section ([pi4], [cm5] ...) at
@@ -252,13 +283,21 @@ run systemctl enable --now systemd-timesyncd.service || true
 # --- 11. systemd unit --------------------------------------------------------------------------
 say "systemd unit $UNIT"
 run install -m 0644 "$SRC/systemd/$UNIT" "/etc/systemd/system/$UNIT"
-run systemctl daemon-reload
+# systemd as PID 1 (sd_booted): not in a chroot or an image being built, where the unit is
+# enabled (symlinks only) and starts at the next boot
+SYSTEMD_RUNNING=0
+[ -d /run/systemd/system ] && SYSTEMD_RUNNING=1
+if [ "$SYSTEMD_RUNNING" -eq 1 ] || [ "$DRY_RUN" -eq 1 ]; then
+    run systemctl daemon-reload
+fi
 run systemctl enable "$UNIT"
 if [ "$DRY_RUN" -eq 1 ]; then
     printf '    %s config check %s && systemctl restart %s\n' "$VENV/bin/tablectl" "$CONF" "$UNIT"
 elif "$VENV/bin/tablectl" config check "$CONF"; then
     if [ "$NEW_CONFIG" -eq 1 ]; then
         say "not started: $CONF is the example; edit it, then systemctl start $UNIT"
+    elif [ "$SYSTEMD_RUNNING" -eq 0 ]; then
+        say "systemd is not running here (a chroot?): $UNIT starts at the next boot"
     elif [ "$REBOOT_NEEDED" -eq 0 ]; then
         systemctl restart "$UNIT"
         say "started: systemctl status $UNIT; journalctl -u $UNIT"

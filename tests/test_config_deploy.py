@@ -66,7 +66,10 @@ def test_install_dry_run_lists_every_step_and_changes_nothing(tmp_path: Path) ->
         r"useradd --system .*--shell /usr/sbin/nologin --groups gpio,spi,dialout paigow", out
     )
     assert "python3 -m venv /opt/paigow/venv" in out
-    assert f"pip install --only-binary=lgpio --upgrade {ROOT}[pi]" in out
+    lock = ROOT / "deploy" / "requirements.lock"
+    assert f"pip install --require-hashes --only-binary=:all: -r {lock}" in out
+    assert f"pip install --no-index --no-deps --no-build-isolation --force-reinstall {ROOT}" in out
+    assert "selfcheck --write /etc/paigow/software.manifest" in out
     assert "install -d -m 0750 -o paigow -g paigow /var/lib/paigow" in out
     assert "/etc/udev/rules.d/" in out and "udevadm control --reload-rules" in out
     assert 'append "enable_uart=1"' in out
@@ -85,7 +88,10 @@ def test_install_refuses_unknown_options() -> None:
 
 def test_unit_runs_the_documented_command_and_restarts_only_on_failure() -> None:
     s = service()
-    assert s["ExecStart"] == ["/opt/paigow/venv/bin/tablectl run --config /etc/paigow/table.toml"]
+    assert s["ExecStart"] == [
+        "/opt/paigow/venv/bin/tablectl run --config /etc/paigow/table.toml "
+        "--approved-manifest /etc/paigow/software.manifest"
+    ]
     assert s["Restart"] == ["on-failure"]
     assert s["KillSignal"] == ["SIGTERM"]
     assert int(s["TimeoutStopSec"][0]) > 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 from test_config_deploy import INSTALL, ROOT, UNIT, service, unit_lines
@@ -43,7 +44,7 @@ def test_install_needs_no_package_outside_debian_main_and_no_compiler() -> None:
     apt = next(line for line in out.splitlines() if "apt-get install" in line)
     for package in ("liblgpio-dev", "swig", "python3-dev", "build-essential"):
         assert package not in apt
-    assert "--only-binary=lgpio" in out
+    assert "--only-binary=:all:" in out
 
 
 def test_install_dry_run_shows_the_spi_strict_gpiod_modules_and_time_steps() -> None:
@@ -70,10 +71,13 @@ def test_the_sas_uart_is_set_up_for_the_board_cm5_included(model: str, line: str
     assert f'append "{line}"' in dry_run(model=model)
 
 
-def test_no_boot_leaves_config_txt_alone_and_a_wheelhouse_installs_offline() -> None:
-    out = dry_run("--no-boot", "--wheelhouse", "/srv/wheels")
+def test_no_boot_leaves_config_txt_alone_and_a_wheelhouse_installs_offline(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    shutil.copy(ROOT / "deploy" / "requirements.lock", wheels / "requirements.lock")
+    out = dry_run("--no-boot", "--wheelhouse", str(wheels))
     assert "config.txt (if missing)" not in out
-    assert "pip install --no-index --find-links /srv/wheels" in out
+    assert f"pip install --no-index --find-links {wheels} --require-hashes" in out
 
 
 def test_the_usb_serial_drivers_are_preloaded() -> None:

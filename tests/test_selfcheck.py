@@ -45,7 +45,7 @@ def fake_software(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def test_manifest_lists_every_python_and_data_file_with_its_sha256(fake_software: Path) -> None:
-    manifest = software_manifest(("pgfake_a", "pgfake_b"))
+    manifest = software_manifest(("pgfake_a", "pgfake_b"), None)
     expected_paths = [
         "pgfake_a/__init__.py",
         "pgfake_a/rules.py",
@@ -72,19 +72,19 @@ def test_software_hash_is_reproducible_with_coreutils(fake_software: Path) -> No
         text=True,
         check=True,
     ).stdout.split()[0]
-    assert software_hash(software_manifest(("pgfake_a", "pgfake_b"))) == listing
+    assert software_hash(software_manifest(("pgfake_a", "pgfake_b"), None)) == listing
 
 
 def test_one_changed_byte_changes_the_software_hash(fake_software: Path) -> None:
-    before = software_hash(software_manifest(("pgfake_a", "pgfake_b")))
+    before = software_hash(software_manifest(("pgfake_a", "pgfake_b"), None))
     rules = fake_software / "pgfake_a" / "rules.py"
     rules.write_text("RESET = 100_001\n")
-    after = software_hash(software_manifest(("pgfake_a", "pgfake_b")))
+    after = software_hash(software_manifest(("pgfake_a", "pgfake_b"), None))
     assert after != before
     rules.write_text("RESET = 100_000\n")
-    assert software_hash(software_manifest(("pgfake_a", "pgfake_b"))) == before
+    assert software_hash(software_manifest(("pgfake_a", "pgfake_b"), None)) == before
     (fake_software / "pgfake_b" / "extra.py").write_text("")
-    assert software_hash(software_manifest(("pgfake_a", "pgfake_b"))) != before
+    assert software_hash(software_manifest(("pgfake_a", "pgfake_b"), None)) != before
 
 
 def test_installed_manifest_covers_fsm_drivers_and_controller() -> None:
@@ -95,8 +95,25 @@ def test_installed_manifest_covers_fsm_drivers_and_controller() -> None:
     )
     assert "fsm/rules/cards.py" in manifest
     assert "drivers/__init__.py" in manifest
-    assert {p.split("/")[0] for p in manifest} == {"fsm", "drivers", "controller"}
+    assert {p.split("/")[0] for p in manifest} == {"fsm", "drivers", "controller", "python"}
     assert len(software_hash()) == 64
+
+
+def test_the_manifest_names_each_runtime_dependency_at_its_version_with_its_record() -> None:
+    """One release everywhere (issue 11): the hash covers the dependencies' versions and files,
+    so a table with another tornado has another software hash. Expected digests from the
+    distribution's RECORD file read directly."""
+    import importlib.metadata
+
+    manifest = software_manifest()
+    lines = {k: v for k, v in manifest.items() if k.startswith("python/")}
+    dist = importlib.metadata.distribution("tornado")
+    key = f"python/tornado=={dist.version}/RECORD"
+    record = Path(str(dist.locate_file(f"tornado-{dist.version}.dist-info/RECORD")))
+    assert lines[key] == hashlib.sha256(record.read_bytes()).hexdigest()
+    for name in ("gpiozero", "colorzero", "pyserial", "transitions", "sqlite-utils", "six"):
+        assert any(k.startswith(f"python/{name}==") for k in lines), name
+    assert not any(k.startswith(("python/pytest==", "python/mypy==")) for k in lines)
 
 
 def test_missing_package_is_a_clear_error() -> None:
@@ -137,6 +154,6 @@ def test_storage_check_reports_a_full_disk(tmp_path: Path) -> None:
 
 def test_a_changed_pay_table_changes_the_software_hash(fake_software: Path) -> None:
     """Pay tables are certified with the code: paying less must not go unnoticed."""
-    before = software_hash(software_manifest(("pgfake_a", "pgfake_b")))
+    before = software_hash(software_manifest(("pgfake_a", "pgfake_b"), None))
     (fake_software / "pgfake_a" / "sub" / "paytable.toml").write_text("flush = 299\n")
-    assert software_hash(software_manifest(("pgfake_a", "pgfake_b"))) != before
+    assert software_hash(software_manifest(("pgfake_a", "pgfake_b"), None)) != before

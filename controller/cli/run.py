@@ -13,6 +13,14 @@ service cannot start. Exit codes: 0 stopped by a signal; 1 the owner failed whil
 configuration is invalid (systemd must not restart: RestartPreventExitStatus=2); 3 the hardware
 or the journal cannot be opened (systemd retries).
 
+systemd (``Type=notify``, `controller.service.notify`): ``READY=1`` once the GPIO, the ports, the
+journal and the restore are up (after `Table.start`), ``STATUS=`` with the table's state at
+each change, ``WATCHDOG=1`` from the owner loop itself only while it makes progress (a stuck
+owner stops the pings and systemd restarts the service after ``WatchdogSec=``), ``STOPPING=1``
+on SIGTERM / SIGINT. ``--approved-manifest PATH`` (the unit passes the manifest install.sh
+writes): the power-up's software hash is compared with it, and a mismatch is a journaled fault
+that refuses play (`controller.service.selfcheck.approval_problem`).
+
 Must never: fall back to another pin factory, use the simulation's seeded draw or scripted
 people, hold a game rule, or touch the journal other than through the owner.
 """
@@ -31,6 +39,8 @@ from types import FrameType
 from typing import Any, TextIO
 
 from controller.config import ConfigError, TableConfig, load_config
+from controller.service.notify import Notifier, service_status
+from controller.service.selfcheck import approval_problem
 from controller.service.wiring import (
     ConsoleAttachment,
     FloorAttachment,
@@ -56,6 +66,12 @@ def register(sub: Any) -> None:
         "--check",
         action="store_true",
         help="validate the configuration and report what the service needs, then exit",
+    )
+    parser.add_argument(
+        "--approved-manifest",
+        metavar="PATH",
+        help="the approved software manifest (install.sh writes /etc/paigow/software.manifest); "
+        "a different software hash at power-up is a fault that refuses play",
     )
     # bench and tests only: gpiozero's MockFactory instead of lgpio (never in the unit file)
     parser.add_argument(
@@ -300,6 +316,19 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     for problem in ready.fatal:
         print(f"run: cannot start: {problem}", file=sys.stderr)
     if args.check:
+        approved = getattr(args, "approved_manifest", None)
+        if approved:  # what the power-up will find: a mismatch starts the table in a fault
+            from controller.service.selfcheck import software_hash
+
+            digest = software_hash()
+            unapproved = approval_problem(approved, digest)
+            if unapproved:
+                print(f"run: warning: software not approved, play will be refused: {unapproved}",
+                      file=sys.stderr)  # fmt: skip
+            ready.info.append(
+                f"software: {digest[:12]} "
+                + (f"NOT APPROVED ({unapproved})" if unapproved else f"approved ({approved})")
+            )
         print("ok" if not ready.fatal else "not ready", file=out)
         for line in [*config.summary(), *ready.info]:
             print(f"  {line}", file=out)
@@ -333,10 +362,20 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
         table.attach(FloorAttachment(config, config.journal_path))  # [sas]: the floor link
         page = attach_page(table)  # [web]: the pit's status page
         owner = table.owner
+        notifier = Notifier()
+        owner.heartbeat = notifier.owner_watchdog()  # pinged by the owner loop itself
+        approved = getattr(args, "approved_manifest", None)
+        if approved:
+            owner.software_approval = lambda digest: approval_problem(approved, digest)
+        else:
+            print("run: warning: no --approved-manifest: the software is not compared with "
+                  "an approved release", file=sys.stderr)  # fmt: skip
+        notifier.status("power-up: journal, restore, devices")
         try:
             table.start()  # owner, then sign reader and console, then inputs and serial links
         except Exception as exc:  # JournalError: wrong table, damaged file
             print(f"run: cannot start: {type(exc).__name__}: {exc}", file=sys.stderr)
+            notifier.status(f"cannot start: {type(exc).__name__}")
             return EXIT_UNAVAILABLE
         if console is not None and console.error is not None:
             error = console.error
@@ -355,12 +394,18 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
             flush=True,
         )
         _page_note(page, out)
+        if owner.public.software_fault:
+            print(f"run: software not approved, play refused: {owner.public.software_fault}",
+                  file=sys.stderr)  # fmt: skip
+        notifier.ready(service_status(owner.public))
         while not signals.event.wait(1.0):
+            notifier.status(service_status(owner.public))
             if not owner.alive:
                 break
             if not watch.check():
                 print(f"run: {watch.failure}; exiting so systemd restarts", file=sys.stderr)
                 break
+        notifier.stopping(f"stopping: {service_status(owner.public)}")
         table.stop()
         if watch.failure is not None:
             return EXIT_OWNER_FAILED

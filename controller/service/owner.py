@@ -32,6 +32,15 @@ longer be trusted. The owner applies none of that event's effects, puts the tabl
 state with the fault glyph, sets ``storage_fault`` in the public snapshot and refuses every later
 event (logged, never stepped). No supervisor action clears either: only a restart whose power-up
 passes the storage check (NJ 13:69E-1.39B(h): recover to the prior, committed state).
+
+Two optional hooks, set before `start`: ``heartbeat`` is called by the owner thread once per loop
+iteration (an event handled or the queue's timeout looked at: the progress systemd's watchdog
+sees, `controller.service.notify.OwnerWatchdog`); an owner stuck in a step never calls it.
+``software_approval(hash)`` compares the software hash journaled at power-up with the approved
+one (`controller.service.selfcheck.approval_problem`): a problem is journaled as ``fault_raised
+SOFTWARE_UNAPPROVED`` right after ``power_up`` and, like a storage fault, every later event is
+refused until a restart whose software is the approved one (NY 5321.18(b)(3)(iv), NJ
+13:69E-1.39B(e): the self-check fails, play is refused).
 """
 
 from __future__ import annotations
@@ -70,6 +79,8 @@ NowMs = Callable[[], int]
 OWNER_EFFECTS = frozenset({"post", "draw_rng"})
 #: The longest the loop sleeps on the queue before looking at the clock again (seconds).
 MAX_WAIT_S = 0.25
+#: The fault journaled when the software hash is not the approved one.
+SOFTWARE_FAULT_CODE = "SOFTWARE_UNAPPROVED"
 
 
 class Machine(Protocol):
@@ -144,6 +155,9 @@ class PublicSnapshot:
     #: keys of the configuration file that differ from the journal's while the table is open:
     #: journaled as ``config_pending``, applied when the table next closes
     config_pending: tuple[str, ...] = ()
+    #: the software is not the approved release (``fault_raised SOFTWARE_UNAPPROVED``): every
+    #: event is refused until a restart with the approved software
+    software_fault: str | None = None
 
 
 @dataclass
@@ -256,6 +270,9 @@ class Owner:
         self._seq = 0
         self.public = PublicSnapshot(0, 0, "", 0, 0)
         self.exit_error: BaseException | None = None
+        self.heartbeat: Callable[[], None] | None = None
+        self.software_approval: Callable[[str], str | None] | None = None
+        self._software_fault: str | None = None
 
     # ------------------------------------------------------------------ other threads' API
     def post(self, event: Event) -> None:
@@ -417,11 +434,14 @@ class Owner:
         self._process(Event("power_up", data))
         if self._storage_fault:
             return
+        self._approve_software(software)
         outputs = self._machine.outputs()
         self._apply([e for e in outputs if e.TYPE not in OWNER_EFFECTS], [])
         # the requests the committed state waits on (machine.outputs) and the post / draw_rng
         # effects of the last entry, each once: processed next, in order
         requests: dict[str, Effect] = {}
+        if self._software_fault:  # nothing is requested or drawn for unapproved software
+            pending, outputs = [], []
         for effect in [*pending, *(e for e in outputs if e.TYPE in OWNER_EFFECTS)]:
             requests.setdefault(canonical_json(effect.to_json(), "effect"), effect)
         for effect in reversed(list(requests.values())):
@@ -431,6 +451,22 @@ class Owner:
         self._drain_front()
         self._compare_config(at_power_up=True)
         self._publish("power_up")
+
+    def _approve_software(self, software: str) -> None:
+        """The software check can fail: a problem is journaled as a fault, then play refused."""
+        if self.software_approval is None:
+            return
+        try:
+            problem = self.software_approval(software)
+        except Exception as exc:  # an approval that cannot be read is not an approval
+            problem = f"approved software hash unreadable: {type(exc).__name__}: {exc}"
+        if not problem:
+            return
+        log.critical("software not approved, play refused: %s", problem)
+        fault = {"code": SOFTWARE_FAULT_CODE, "device": "software", "detail": problem[:200]}
+        self._process(Event("fault_raised", fault))
+        self._software_fault = problem
+        self._front.clear()
 
     def _refuse_storage(self, fault: StorageFault) -> None:
         """A storage fault at power-up: safe state with the fault glyph, nothing appended."""
@@ -447,6 +483,8 @@ class Owner:
         the table is closed, else one ``config_pending`` entry and applied at the next close."""
         machine = self._machine
         if self._game_config is None or machine is None or self._storage_fault:
+            return
+        if self._software_fault:
             return
         if not at_power_up and (not self._config_pending or self._config_refused):
             return
@@ -475,6 +513,7 @@ class Owner:
 
     def _loop(self) -> None:
         while not self._stopping.is_set():
+            self._beat()
             try:
                 item = self._queue.get(timeout=self._wait_s())
             except queue.Empty:
@@ -488,6 +527,14 @@ class Owner:
                 assert isinstance(item, Event)
                 self._handle(item)
             self._check_deadline()
+
+    def _beat(self) -> None:
+        """One loop iteration done: the watchdog's progress (never raises into the loop)."""
+        if self.heartbeat is not None:
+            try:
+                self.heartbeat()
+            except Exception:
+                log.exception("heartbeat failed")
 
     def _wait_s(self) -> float:
         machine = self._machine
@@ -520,9 +567,10 @@ class Owner:
             self._publish(event.type)
             if receipt is not None:
                 fault = self._storage_fault
-                receipt._finish(
-                    committed, self.public, f"storage fault: {fault}" if fault else None
-                )
+                error = f"storage fault: {fault}" if fault else None
+                if self._software_fault:
+                    error = f"software not approved: {self._software_fault}"
+                receipt._finish(committed, self.public, error)
             with self._cond:
                 self._outstanding -= 1
                 self._cond.notify_all()
@@ -535,6 +583,9 @@ class Owner:
         """Step, commit, apply one event; its entry's (seq, effects), None when not committed."""
         if self._storage_fault:
             log.error("storage fault: refused %s %s", event.type, dict(event.data))
+            return None
+        if self._software_fault:
+            log.error("software not approved: refused %s %s", event.type, dict(event.data))
             return None
         machine = self._machine
         journal = self._journal
@@ -654,6 +705,7 @@ class Owner:
                 storage_fault=None,
                 last_event=last_event,
                 config_pending=self._config_pending,
+                software_fault=self._software_fault,
             )
         with self._cond:
             self.public = public

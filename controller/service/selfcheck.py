@@ -1,23 +1,35 @@
 """Power-up self-check: authentication of the controller's own software and of its storage.
 
 `software_manifest` hashes every ``.py`` and ``.toml`` file (code, pay tables, house ways) of the
-installed ``fsm``, ``drivers`` and ``controller`` packages (SHA-256 each); `software_hash`
-condenses the manifest into one SHA-256 that the power-up journal entry records (table-rules.md:
-"an authentication of its own software ... a SHA-256 manifest"; NJ 13:69E-1.39; NY
-5321.18(b)(3)(iv) self-check). `check_storage` reports why the journal's storage cannot be trusted
-(not our journal, no free space, and SQLite's page check: at power-up ``quick_check`` of the small
-tables, a fixed cost; the full ``integrity_check`` of the whole file in verify and maintenance).
+installed ``fsm``, ``drivers`` and ``controller`` packages (SHA-256 each) and names every runtime
+dependency installed with them at its version (``python/tornado==6.6.1/RECORD``: the SHA-256 of
+the distribution's RECORD, which lists each of its files with its own hash), so the manifest
+names the versions ``deploy/requirements.lock`` installed; `software_hash` condenses the manifest
+into one SHA-256 that the power-up journal entry records (table-rules.md: "an authentication of
+its own software ... a SHA-256 manifest"; NJ 13:69E-1.39; NY 5321.18(b)(3)(iv) self-check).
+`approval_problem` compares that hash with the approved manifest the installer writes
+(``/etc/paigow/software.manifest``, `write_manifest`; ``python -m controller.service.selfcheck
+--write PATH``) and names the files that differ: the check that can fail. `check_storage`
+reports why the journal's storage cannot be trusted (not our journal, no free space, and
+SQLite's page check: at power-up ``quick_check`` of the small tables, a fixed cost; the full
+``integrity_check`` of the whole file in verify and maintenance).
 
-This module only reads: it must never modify a file, never import the packages it hashes (it
-locates them), and never decide whether play goes on (the caller does, from the problems).
+This module only reads, except `write_manifest` (the installer's step, never the service's): it
+must never modify the software or the journal, never import the packages it hashes (it locates
+them), and never decide whether play goes on (the caller does, from the problems).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
+import importlib.metadata
 import importlib.util
+import os
+import re
 import shutil
 import sqlite3
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -36,6 +48,12 @@ SOFTWARE_SUFFIXES: tuple[str, ...] = (".py", ".toml")
 MIN_FREE_BYTES = 16 * 1024 * 1024
 #: The tables power-up reads (their pages are checked at every power-up).
 QUICK_CHECKED = ("meta", "state", "meters")
+#: The distribution whose runtime dependencies the manifest names (with its ``pi`` extra).
+PROJECT = "paigow-table-controller"
+PROJECT_EXTRAS = ("pi",)
+#: Where deploy/install.sh writes the approved manifest (the unit passes it to ``tablectl run``).
+APPROVED_MANIFEST = Path("/etc/paigow/software.manifest")
+_LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
 
 
 def _package_dir(name: str) -> Path:
@@ -50,12 +68,16 @@ def _package_dir(name: str) -> Path:
     return Path(locations[0])
 
 
-def software_manifest(packages: Sequence[str] = SOFTWARE_PACKAGES) -> dict[str, str]:
+def software_manifest(
+    packages: Sequence[str] = SOFTWARE_PACKAGES, dependencies_of: str | None = PROJECT
+) -> dict[str, str]:
     """``{"fsm/rules/cards.py": sha256 hex, ...}``: every ``.py`` and ``.toml`` file under each
-    package
-    (subpackages included, ``__pycache__`` excluded), keyed by its POSIX path relative to the
-    directory holding the package, in sorted order."""
+    package (subpackages included, ``__pycache__`` excluded), keyed by its POSIX path relative to
+    the directory holding the package, and the installed runtime dependencies of the
+    distribution ``dependencies_of`` (`dependency_manifest`; None: none), in sorted order."""
     manifest: dict[str, str] = {}
+    if dependencies_of is not None:
+        manifest.update(dependency_manifest(dependencies_of))
     for name in packages:
         root = _package_dir(name)
         for file in root.rglob("*"):
@@ -68,6 +90,58 @@ def software_manifest(packages: Sequence[str] = SOFTWARE_PACKAGES) -> dict[str, 
     return dict(sorted(manifest.items()))
 
 
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def dependency_manifest(
+    project: str = PROJECT, extras: Sequence[str] = PROJECT_EXTRAS
+) -> dict[str, str]:
+    """``{"python/tornado==6.6.1/RECORD": sha256 hex of its RECORD, ...}``: the installed
+    distributions ``project`` requires (without extras, or with one of ``extras``), and theirs,
+    transitively. A requirement whose distribution is not installed is left out (a marker such
+    as ``platform_system == "Windows"`` is never evaluated: what is installed is what runs);
+    ``project`` not installed: an empty manifest (the packages are run from a source tree)."""
+    try:
+        importlib.metadata.distribution(project)
+    except importlib.metadata.PackageNotFoundError:
+        return {}
+    manifest: dict[str, str] = {}
+    seen: set[str] = {_normal(project)}
+    todo = [project]
+    while todo:
+        name = todo.pop()
+        for requirement in importlib.metadata.requires(name) or []:
+            spec, _, marker = requirement.partition(";")
+            extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+            if extra is not None and (name != project or extra.group(1) not in extras):
+                continue
+            found = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
+            if found is None or _normal(found.group(1)) in seen:
+                continue
+            seen.add(_normal(found.group(1)))
+            try:
+                dist = importlib.metadata.distribution(found.group(1))
+            except importlib.metadata.PackageNotFoundError:
+                continue
+            key = f"python/{_normal(dist.metadata['Name'])}=={dist.version}/RECORD"
+            manifest[key] = hashlib.sha256(_record_bytes(dist)).hexdigest()
+            todo.append(dist.metadata["Name"])
+    return manifest
+
+
+def _record_bytes(dist: importlib.metadata.Distribution) -> bytes:
+    """The distribution's RECORD file as stored (its bytes, so ``sha256sum`` agrees); its
+    METADATA where there is no RECORD (a distribution not installed by pip)."""
+    for file in dist.files or []:
+        if file.name == "RECORD" and file.parent.name.endswith(".dist-info"):
+            try:
+                return Path(str(file.locate())).read_bytes()
+            except OSError:
+                break
+    return (dist.read_text("RECORD") or dist.read_text("METADATA") or "").encode("utf-8")
+
+
 def manifest_text(manifest: dict[str, str]) -> str:
     """The manifest as ``sha256sum`` prints it: ``<hex>  <path>\\n`` per file, sorted by path."""
     return "".join(f"{digest}  {path}\n" for path, digest in sorted(manifest.items()))
@@ -76,12 +150,90 @@ def manifest_text(manifest: dict[str, str]) -> str:
 def software_hash(manifest: dict[str, str] | None = None) -> str:
     """SHA-256 hex of `manifest_text` (UTF-8) of the installed software's manifest.
 
-    Reproducible with coreutils from the directory holding the packages:
-    ``find fsm drivers controller \\( -name '*.py' -o -name '*.toml' \\) -not -path
-    '*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum | sha256sum``.
+    So ``sha256sum`` of a manifest file written by `write_manifest` is its hash. The packages'
+    lines (``dependencies_of=None``) are reproducible with coreutils from the directory holding
+    the packages: ``find fsm drivers controller \\( -name '*.py' -o -name '*.toml' \\) -not
+    -path '*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum | sha256sum``.
     """
     text = manifest_text(software_manifest() if manifest is None else manifest)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def write_manifest(path: str | Path, manifest: dict[str, str] | None = None) -> str:
+    """Write ``manifest`` (default: the installed software's) to ``path`` as `manifest_text`,
+    atomically, mode 0644; returns its `software_hash`."""
+    manifest = software_manifest() if manifest is None else manifest
+    target = Path(path)
+    tmp = target.with_name(target.name + ".tmp")
+    tmp.write_text(manifest_text(manifest), encoding="utf-8")
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, target)
+    return software_hash(manifest)
+
+
+def read_manifest(path: str | Path) -> dict[str, str]:
+    """A manifest written by `write_manifest` (or ``sha256sum``); `SelfCheckError` names the
+    first line that is not ``<64 hex>  <path>`` or a file that cannot be read."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SelfCheckError(f"approved manifest {path}: cannot be read: {exc}") from exc
+    manifest: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        found = _LINE.match(line)
+        if found is None:
+            raise SelfCheckError(f"approved manifest {path}: line {number} is not a manifest line")
+        manifest[found.group(2)] = found.group(1)
+    if not manifest:
+        raise SelfCheckError(f"approved manifest {path}: empty")
+    return manifest
+
+
+def approval_problem(
+    approved_path: str | Path, software: str, current: dict[str, str] | None = None
+) -> str | None:
+    """None when ``software`` (the hash journaled at power-up) is the hash of the approved
+    manifest at ``approved_path``; otherwise what is wrong, naming the files that differ between
+    the approved manifest and ``current`` (default: the installed software's manifest)."""
+    try:
+        approved = read_manifest(approved_path)
+    except SelfCheckError as exc:
+        return str(exc)
+    expected = software_hash(approved)
+    if software == expected:
+        return None
+    try:
+        now = software_manifest() if current is None else current
+    except SelfCheckError as exc:
+        now = {}
+        note = f"; {exc}"
+    else:
+        note = ""
+    changed = sorted(k for k in approved.keys() & now.keys() if approved[k] != now[k])
+    missing = sorted(approved.keys() - now.keys())
+    added = sorted(now.keys() - approved.keys())
+    parts = [f"{label} {', '.join(keys)}" for label, keys in (
+        ("changed", changed), ("missing", missing), ("added", added)) if keys]  # fmt: skip
+    return (
+        f"software {software[:12]} is not the approved {expected[:12]} ({approved_path})"
+        f"{': ' + '; '.join(parts) if parts else ''}{note}"
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m controller.service.selfcheck [--write PATH]``: print the installed software's
+    manifest and hash, or write it as the approved manifest (deploy/install.sh)."""
+    parser = argparse.ArgumentParser(prog="python -m controller.service.selfcheck")
+    parser.add_argument("--write", metavar="PATH", help="write the approved manifest to PATH")
+    args = parser.parse_args(argv)
+    manifest = software_manifest()
+    if args.write:
+        digest = write_manifest(args.write, manifest)
+        print(f"{digest}  {args.write} ({len(manifest)} entries)")
+    else:
+        sys.stdout.write(manifest_text(manifest))
+        print(f"software hash {software_hash(manifest)}")
+    return 0
 
 
 def check_storage(
@@ -126,3 +278,7 @@ def check_storage(
     finally:
         conn.close()
     return problems
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -29,6 +29,7 @@ from typing import Any, Protocol, TextIO
 
 from controller.config import SIMULATED_TABLE, TableConfig, load_config
 from controller.service.devices import InputPort, TableDevices
+from controller.service.notify import Notifier, service_status
 from controller.service.owner import Owner, PublicSnapshot, utc_now_ms
 from controller.service.rng import SeededDraw
 from controller.service.wiring import (
@@ -449,8 +450,11 @@ def run_service(
         socket_path = console_socket or console_socket_path(path)
         console = ConsoleAttachment(config, socket_path, on_request=hold.on_request)
         service.table.attach(console)
+    notifier = Notifier()  # systemd's notify protocol when NOTIFY_SOCKET is set (notify.py)
+    service.owner.heartbeat = notifier.owner_watchdog()
     try:
         service.start()
+        notifier.ready(service_status(service.owner.public))
         _floor_note(floor, out)
         snap = service.owner.public
         console_note = "supervisor console disabled"
@@ -473,7 +477,9 @@ def run_service(
             return play(service, None, stopper, out, status_lines=True, hold=lambda _s: True)
         return play(service, None, stopper, out, status_lines=True, pace_s=pace_s, hold=hold)
     finally:
+        notifier.stopping()
         service.close()
+        notifier.close()
         if console is not None and console.path.parent.name.startswith(_CONSOLE_TEMP_PREFIX):
             with contextlib.suppress(OSError):
                 console.path.parent.rmdir()
