@@ -28,6 +28,7 @@ from drivers.serial import protocol
 from drivers.sim.shoe_sim import ShoeSim
 from fsm.round.constants import AREAS
 from fsm.round.events import Event
+from fsm.rules.cards import CardError
 from fsm.rules.drills import PRACTICE_HANDS, arrange, practice_hand, stack_slots
 
 Post = Callable[[Event], None]
@@ -162,13 +163,19 @@ class PracticeShoe(ShoeSim):
         armed = self.practice.armed
         if armed is None or armed.position not in order or len(order) != stacks:
             return
+        rearrange = getattr(self.deck, "rearrange", None)
+        if rearrange is None:  # a plain SimDeck: no practice deck
+            return
         req = self.practice.take(round_id)
         if req is None:
             return
         sizes = (7,) if cards == 7 else (3, 4)
         slots = stack_slots(order.index(req.position), stacks, sizes)
         hand = practice_hand(req.line)
-        self.deck.rearrange(lambda deck: arrange(deck, slots, hand))
+        try:
+            rearrange(lambda deck: arrange(deck, slots, hand))
+        except (CardError, ValueError):  # a short deck (a wrong count): no practice deal
+            return
         self.arranged.append((round_id, req))
         self._post(
             Event(
