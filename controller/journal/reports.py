@@ -686,7 +686,7 @@ def hits_report(
     practice: set[tuple[int, int]] = set()
     for entry in reader.entries():
         if entry.type == "training" and entry.data.get("action") == "practice_deal":
-            practice.add((entry.round_id, _int(entry.data.get("position"))))
+            practice.add((_int(entry.round_id), _int(entry.data.get("position"))))
         if not _in_window(entry.ts_ms, start, end):
             continue
         for e in effects_of(entry):

@@ -377,12 +377,14 @@ class WebAttachment:
         port: int | None = None,
         inputs: Any = None,
         mode: str = "pit",
+        training: Any = None,
     ) -> None:
         self._config = config
         self._journal_path = journal_path
         self._port = port
         self._inputs = inputs
         self._mode = mode
+        self._training = training  # the simulated table's trainer (controller.sim.training)
         self.server: Any = None
         self.error: OSError | None = None
 
@@ -402,6 +404,7 @@ class WebAttachment:
             way=game.way,
             ranking=game.ranking,
             extra=lambda: {"lines": lines},
+            training=self._training,
         )
         try:
             server.start()

@@ -496,7 +496,9 @@ def run_service(
     floor = _attach_floor(service, path, sas_link)
     page: WebAttachment | None = None
     if port is not None:
-        page = WebAttachment(config, path, port=port, inputs=service.pins, mode="sim")
+        page = WebAttachment(
+            config, path, port=port, inputs=service.pins, mode="sim", training=service.trainer
+        )
         service.table.attach(page)
     console: ConsoleAttachment | None = None
     if config.console.enabled:
