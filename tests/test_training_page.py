@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import Browser, Playwright
 
 from fsm.rules.cards import format_cards, parse_cards
 from fsm.rules.houseway import HouseWay
@@ -69,7 +70,7 @@ def table(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     finally:
         proc.send_signal(signal.SIGTERM)
         try:
-            out, err = proc.communicate(timeout=60)
+            _out, err = proc.communicate(timeout=60)
         finally:
             if proc.poll() is None:
                 proc.kill()
@@ -85,7 +86,7 @@ def _entries(db: Path, etype: str) -> list[dict[str, object]]:
         conn.close()
 
 
-def _browser():  # type: ignore[no-untyped-def]
+def _browser() -> tuple[Playwright, Browser]:
     from playwright.sync_api import sync_playwright
 
     play = sync_playwright().start()
@@ -100,7 +101,7 @@ def test_house_way_drill_at_the_page_is_judged_with_the_house_ways_reason(
 ) -> None:
     """Drill "set the dealer's hand" (NY 5324.41(g)(2)): the house way's setting is correct, a
     wrong one is told why, naming the house way's rule and its setting."""
-    url, db = table
+    url, _db = table
     play, browser = _browser()
     try:
         page = browser.new_page()
