@@ -374,3 +374,27 @@ def test_narration_shows_cards_hands_and_winners_only_once_the_round_is_resolved
     assert any("dealer" in s for s in seats)
     assert all(re.search(r"-> \S.* / ", s) for s in seats)  # the setting, high / low
     assert any(re.search(r"-> (WINS|pushes|loses) \(", s) for s in seats)
+
+
+def test_drill_cli_judges_an_answer_with_the_reason_and_exits_by_the_verdict() -> None:
+    """``tablectl drill``: the page's drills at the terminal; exit 0 right, 1 wrong, 2 bad."""
+
+    def drill(kind: str, answer: str, *extra: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "controller.cli", "drill", kind, "--number", "3", *extra],
+            cwd=ROOT, input=answer, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    posed = json.loads(drill("house-way", "{}\n", "--json").stdout.splitlines()[0])
+    from fsm.rules.cards import format_cards, parse_cards
+    from fsm.rules.houseway import HouseWay
+
+    setting = HouseWay.load("reference").set(parse_cards(posed["cards"]))
+    right = drill("house-way", f"{format_cards(setting.high)} / {format_cards(setting.low)}\n")
+    assert right.returncode == 0, right.stdout + right.stderr
+    assert "correct" in right.stdout
+    wrong = drill("house-way", f"{format_cards(setting.low)} {format_cards(setting.high[:3])} / "
+                  f"{format_cards(setting.high[3:])}\n")  # fmt: skip
+    assert wrong.returncode == 1 and "the house way (reference) sets" in wrong.stdout.lower()
+    bad = drill("progressive", "lots\n")
+    assert bad.returncode == 2 and "not an amount in dollars" in bad.stderr

@@ -132,6 +132,10 @@ class Drills:
         cards = list(practice_hand(line))
         rng.shuffle(cards)
         meter = self.meter_cents + rng.randrange(0, 4 * self.meter_cents, 7)
+        if rng.random() < 0.2:  # now and then seven cards as dealt: most win nothing
+            cards = list(DECK)
+            rng.shuffle(cards)
+            cards = cards[:7]
         return cards, meter
 
     def judge(self, kind: str, number: int, answer: Mapping[str, Any]) -> dict[str, Any]:
