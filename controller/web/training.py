@@ -101,6 +101,15 @@ def routes(page: Page) -> list[tuple[str, type[_Base], dict[str, Any]]]:
     return [(r"/api/training", TrainingHandler, args), (r"/api/drill", DrillHandler, args)]
 
 
+FRAME_KEYS = ("training", "roles", "people", "practice")
+
+
 def frame_extra(trainer: Any) -> Callable[[], dict[str, Any]]:
-    """What every frame carries for the page: the trainer's status (TRAINING, roles...)."""
-    return lambda: {"training": trainer.status()}
+    """What every frame carries for the page: TRAINING, who is a person, the armed practice hit
+    (the choices, which never change, come once from ``GET /api/training``)."""
+
+    def extra() -> dict[str, Any]:
+        status = trainer.status()
+        return {"training": {k: status[k] for k in FRAME_KEYS}}
+
+    return extra

@@ -31,7 +31,6 @@
       if (line === "royal-flush") o.selected = true;
       lines.appendChild(o);
     }
-    filled = true;
   }
 
   function render(f) {
@@ -39,7 +38,11 @@
     $("training-badge").hidden = !t;
     section.hidden = !t;
     if (!t) return;
-    if (!filled) fill(t);
+    if (!filled) {
+      filled = true;
+      fetch("/api/training", { credentials: "same-origin" }).then((r) => r.json()).then(fill)
+        .catch(() => { filled = false; });
+    }
     const form = $("people-form");
     if (!form.contains(document.activeElement)) {
       for (const box of form.querySelectorAll("input[name=role]")) box.checked = t.people.includes(box.value);
@@ -53,7 +56,7 @@
   async function train(body) {
     const res = await Page.post("/api/training", body);
     if (!res.ok) note(res.error, true);
-    else { note("done"); render({ training: res }); }
+    else { note("done"); render({ training: res }); }  // the status answers like a frame
     return res;
   }
 
