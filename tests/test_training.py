@@ -398,3 +398,45 @@ def test_drill_cli_judges_an_answer_with_the_reason_and_exits_by_the_verdict() -
     assert wrong.returncode == 1 and "the house way (reference) sets" in wrong.stdout.lower()
     bad = drill("progressive", "lots\n")
     assert bad.returncode == 2 and "not an amount in dollars" in bad.stderr
+
+
+def test_trainer_commands_at_the_terminal_deal_a_hit_that_waits_for_the_person(
+    tmp_path: Path,
+) -> None:
+    """``make run``'s stdin: ``hit royal-flush 3``, then (the table open) ``people supervisor``;
+    the narration shows the practice deal and the hit, and nobody scripted validates it (NY
+    5324.41(k)(3)(iii))."""
+    db = tmp_path / "typed.db"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "controller.cli", "simulate", "--db", str(db), "--pace", "0.02"],
+        cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert proc.stdin is not None and proc.stdout is not None
+    lines: list[str] = []
+    asked = False
+    watchdog = threading.Timer(150, proc.kill)  # a hang fails the test instead of the run
+    watchdog.start()
+    try:
+        proc.stdin.write("hit royal-flush 3\nfault shoe-fire\n")
+        proc.stdin.flush()
+        for line in proc.stdout:
+            lines.append(line)
+            if "shuffler counted" in line and not asked:  # the scripted supervisor opened it
+                asked = True
+                proc.stdin.write("people supervisor\n")
+                proc.stdin.flush()
+            if "HIT at area 3: royal-flush" in line:
+                break
+        time.sleep(1.0)
+        assert rows(db, "hit_validated") == []
+    finally:
+        watchdog.cancel()
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    text = "".join(lines)
+    assert "TRAINING trainer: dealer: scripted, players: scripted, supervisor: person" in text
+    assert "practice hit armed: royal-flush at area 3" in text
+    assert "TRAINING trainer: refused: fault: 'shoe-fire' is not KIND[=VALUE]" in text
+    assert "practice deck: royal-flush dealt to area 3" in text, text[-3000:] + err[-2000:]
+    assert "HIT at area 3: royal-flush" in text

@@ -184,6 +184,7 @@ def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:
                 port=args.port,
                 scripted=not args.no_script,
                 people=people,
+                commands=sys.stdin,  # the trainer's commands (people, fault, hit, status, help)
             )
         )
     except StorageFault as exc:  # cleared only by a restart that passes the storage check

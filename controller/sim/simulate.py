@@ -478,13 +478,15 @@ def run_service(
     port: int | None = None,
     scripted: bool = True,
     people: People | None = None,
+    commands: TextIO | None = None,
 ) -> int:
     """The simulated table until SIGTERM / Ctrl-C at a pace a person can follow (``pace_s``
     after each action of the scripted people), one line a dealer reads per committed event
     (`controller.sim.narrate`), with the supervisor console on ``console_socket`` (default:
     beside the journal) and the virtual table's page on ``port`` (None: no page; 0: any free
     port). ``people``: the roles a person holds (the rest are scripted); ``scripted`` False:
-    every role is a person at the page (``--no-script``)."""
+    every role is a person at the page (``--no-script``); ``commands``: the trainer's typed
+    commands (`controller.sim.commands`, the terminal's stdin)."""
     if not scripted:
         people = People(ROLES)
     config = load_sim_config(config_path)
@@ -526,6 +528,10 @@ def run_service(
             flush=True,
         )
         _page_note(page, out)
+        if commands is not None:
+            from controller.sim.commands import TrainerConsole
+
+            TrainerConsole(service.trainer, commands, out).start()
         narrator = Narrator(path, config.game.way, config.game.ranking, after_seq=snap.seq - 1)
         try:
             return play(
