@@ -31,11 +31,24 @@ TABLE = default_table()
 
 @pytest.mark.parametrize("line", list(PRACTICE_HANDS))
 @pytest.mark.parametrize("meter", [100_000, 123_456, 1_000_000, 5_000_000])
+@pytest.mark.parametrize("wager", [100, 500])
 def test_each_practice_hand_wins_its_line_of_the_pay_table_at_any_meter_from_the_reset(
-    line: str, meter: int
+    line: str, meter: int, wager: int
 ) -> None:
     """NY 5324.41(k)(4) lines and (g)(8): the hand's best line is the line it is dealt for."""
-    assert TABLE.best_line(practice_hand(line), meter, wager_cents=100) == line
+    assert TABLE.best_line(practice_hand(line), meter, wager_cents=wager) == line
+
+
+def test_progressive_drill_multiplies_a_five_dollar_wagers_meter_share_by_five() -> None:
+    """NY 5324.41(k)(4)(i): "for a $5 progressive wager, multiply payout amount by five"."""
+    pay = progressive_pay(TABLE, practice_hand("natural-royal-flush"), 123_456, 500)
+    assert pay.amount_cents == 61_728 and "x5 for this $5.00 wager" in pay.explanation
+    other = progressive_pay(
+        TABLE, practice_hand("natural-royal-flush"), 123_456, 500, five_times_meter=False
+    )
+    # the other reading (a regulator's ruling): the share stays $123.45, so the hand's best
+    # line is the royal flush's fixed $100 x 5 ((g)(8): the line paying the most)
+    assert (other.line, other.amount_cents) == ("royal-flush", 50_000)
 
 
 def test_there_is_a_practice_hand_for_every_line_of_ny_5324_41_k4() -> None:

@@ -112,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
         game.ranking,
         wager_cents=game.progressive_wager_cents,
         meter_cents=game.levels[0].reset_cents,
+        five_times_meter=game.five_dollar_meter_share == "times-five",
     )
     number = args.number if args.number is not None else secrets.randbelow(1_000_000)
     try:

@@ -205,6 +205,7 @@ def _make_trainer(
         game.ranking,
         wager_cents=game.progressive_wager_cents,
         meter_cents=game.levels[0].reset_cents,
+        five_times_meter=game.five_dollar_meter_share == "times-five",
     )
     return Trainer(table.port, people, practice, faults, drills)
 

@@ -65,7 +65,9 @@ class Drills:
         *,
         wager_cents: int = 100,
         meter_cents: int = 100_000,
+        five_times_meter: bool = True,
     ) -> None:
+        self.five_times_meter = five_times_meter  # the table's reading of NY (k)(4)(i)
         self.way = way
         self.table = table
         self.opts = opts
@@ -170,7 +172,14 @@ class Drills:
         amount = answer.get("amount_cents")
         if isinstance(amount, bool) or not isinstance(amount, int):
             raise TrainingError("answer: amount_cents must be a whole number of cents")
-        pay = progressive_pay(self.table, cards, meter, self.wager_cents, self.opts)
+        pay = progressive_pay(
+            self.table,
+            cards,
+            meter,
+            self.wager_cents,
+            self.opts,
+            five_times_meter=self.five_times_meter,
+        )
         return {"kind": kind, "number": number, **check_progressive_pay(pay, amount).to_json()}
 
 

@@ -27,8 +27,7 @@ from fsm.rules.settlement import Outcome, Settlement, VigRule, settle
 
 #: One seven-card hand per line of NY 5324.41(k)(4) whose best line (the one paying the most,
 #: (g)(8)) is that line with a $1 wager and the meter at or above its reset ($1,000): the practice
-#: deck deals these on demand (tests check each against ``best_line``). With a $5 wager the
-#: natural royal flush pays as a royal flush ($500) until 10% of the meter is more.
+#: deck deals these on demand (tests check each against ``best_line``).
 PRACTICE_HANDS: Mapping[str, str] = {
     "natural-royal-flush-and-pair": "As Ks Qs Js Ts 2c 2d",
     "five-aces-and-pair": "As Ah Ad Ac JK Kc Kd",
@@ -304,19 +303,33 @@ def progressive_pay(
     meter_cents: int,
     wager_cents: int = 100,
     opts: RankingOptions = DEFAULT_OPTIONS,
+    *,
+    five_times_meter: bool = True,
 ) -> ProgressivePay:
     """The line a progressive hand wins (the one paying most, NY 5324.41(g)(8)) and its payout
-    with the meter at ``meter_cents`` now ((k)(4), (k)(6))."""
+    with the meter at ``meter_cents`` now ((k)(4), (k)(6)); a $5 wager's share of the meter is
+    five times the share unless ``five_times_meter`` is False (the table's reading of
+    (k)(4)(i), `ProgressiveTable.payout_cents`)."""
     if isinstance(meter_cents, bool) or not isinstance(meter_cents, int) or meter_cents < 0:
         raise ValueError(f"meter_cents: a whole number of cents >= 0, got {meter_cents!r}")
-    line = table.best_line(cards7, meter_cents, opts, wager_cents)
+    line = table.best_line(
+        cards7, meter_cents, opts, wager_cents, five_times_meter=five_times_meter
+    )
     if line is None:
         return ProgressivePay(None, 0, False, "no line of the pay table: the wager loses")
-    amount = table.payout_cents(line, wager_cents, meter_cents)
+    amount = table.payout_cents(line, wager_cents, meter_cents, five_times_meter=five_times_meter)
     spec = table.line(line)
     deducted = table.deducted_from_meter(line, wager_cents, amount)
     if spec.meter_percent is not None:
-        how = f"{spec.meter_percent}% of the meter {_dollars(meter_cents)} = {_dollars(amount)}"
+        times = (
+            f", x{wager_cents // 100} for this {_dollars(wager_cents)} wager"
+            if five_times_meter and wager_cents != 100
+            else ""
+        )
+        how = (
+            f"{spec.meter_percent}% of the meter {_dollars(meter_cents)}{times} = "
+            f"{_dollars(amount)}"
+        )
     else:
         assert spec.amount_cents is not None
         how = (
