@@ -104,12 +104,16 @@ def routes(page: Page) -> list[tuple[str, type[_Base], dict[str, Any]]]:
 FRAME_KEYS = ("training", "roles", "people", "practice")
 
 
-def frame_extra(trainer: Any) -> Callable[[], dict[str, Any]]:
-    """What every frame carries for the page: TRAINING, who is a person, the armed practice hit
-    (the choices, which never change, come once from ``GET /api/training``)."""
+def frame_extra(
+    trainer: Any, other: Callable[[], dict[str, Any]] | None = None
+) -> Callable[[], dict[str, Any]]:
+    """What every frame carries for the page: ``other``'s facts and TRAINING, who is a person,
+    the armed practice hit (the choices, which never change, come once from ``GET
+    /api/training``)."""
 
     def extra() -> dict[str, Any]:
         status = trainer.status()
-        return {"training": {k: status[k] for k in FRAME_KEYS}}
+        base = other() if other is not None else {}
+        return {**base, "training": {k: status[k] for k in FRAME_KEYS}}
 
     return extra
