@@ -43,7 +43,7 @@ def test_service_prints_a_status_line_per_round_and_stops_cleanly_on_sigterm(
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err[-2000:]
-    assert lines[0].startswith("simulated table SIM-1: journal")
+    assert lines[0].startswith("TRAINING simulated table SIM-1: journal")
     assert "1 round | journal seq" in "".join(lines)
     assert "2 rounds | journal seq" in "".join(lines)
     rounds = sum(1 for r in _rows(db) if r[2] == "round_completed")
@@ -51,9 +51,13 @@ def test_service_prints_a_status_line_per_round_and_stops_cleanly_on_sigterm(
     check_journal(db, rounds)
 
 
-def test_make_run_paces_the_table_for_a_person_with_a_line_per_state(tmp_path: Path) -> None:
+def test_make_run_paces_the_table_for_a_person_with_a_dealer_readable_line_per_event(
+    tmp_path: Path,
+) -> None:
     """`make run` (simulate without --headless) is for demonstration and dealer training: at the
-    default pace the table moves slowly enough to follow and each state change gets a line."""
+    default pace the table moves slowly enough to follow, and each event gets a line a dealer
+    reads (chips with the acceptor lights, "no more bets"), every line marked TRAINING, no card
+    shown before the round resolves (issue 11)."""
     db = tmp_path / "paced.db"
     proc = _spawn("--db", str(db), "--seed", "3")
     assert proc.stdout is not None
@@ -61,7 +65,7 @@ def test_make_run_paces_the_table_for_a_person_with_a_line_per_state(tmp_path: P
     try:
         for line in proc.stdout:
             lines.append(line)
-            if "Open_LockedOut" in line:
+            if "no more bets" in line:
                 break
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=60)
@@ -69,10 +73,13 @@ def test_make_run_paces_the_table_for_a_person_with_a_line_per_state(tmp_path: P
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0, err[-2000:]
-    states = [x.split(" | ")[2] for x in lines if " | journal seq " in x]
-    assert states[-2:] == ["Open_Betting", "Open_LockedOut"]  # the lock-out shown as it happens
     assert lines[1].startswith("page: http://127.0.0.1:")
-    assert all(x.startswith("0 rounds") for x in lines[2:])  # not a blur of finished rounds
+    events = lines[2:]
+    assert all(x.startswith("TRAINING ") for x in events), events
+    assert any("round 1: lights: attract" in x for x in events)  # betting open
+    assert any("progressive wagers at" in x for x in events) or any(" lit " in x for x in events)
+    assert events[-1].strip() == "TRAINING round 1: no more bets"
+    assert not any("round complete" in x for x in events)  # not a blur of finished rounds
 
 
 def test_headless_linger_keeps_serving_until_sigterm_with_exactly_n_rounds(

@@ -156,11 +156,15 @@ def run_verify(args: argparse.Namespace) -> int:
 
 
 def _print_verify(report: dict[str, JSON], as_json: bool) -> None:
+    training = any(p.get("training") for p in report.get("power_ups", []))
+    report["training"] = training  # a simulated training table's journal (its power_ups say so)
     if as_json:
         print(json.dumps(report, sort_keys=True))
         return
     status = "ok" if report["ok"] else "FAILED"
     print(f"journal verify: {status}: {report['entries']} entries, {report['rounds']} rounds")
+    if training:
+        print("journal verify: TRAINING journal (a simulated training table, not a live table)")
     for problem in report["problems"]:
         print(f"  {problem}")
     for power_up in report.get("power_ups", []):

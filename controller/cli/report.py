@@ -67,6 +67,9 @@ def run(args: argparse.Namespace) -> int:
             else:
                 document = {"hits": reports.hits_report(reader, start, end, args.limit)}
                 text = reports.hits_text(document["hits"])
+            if reader.training:  # a simulated training table's journal, on every report
+                document["training"] = True
+                text = [reports.TRAINING_BANNER, *text]
     except ReportError as exc:
         print(f"report {args.kind}: {exc}", file=sys.stderr)
         return 1

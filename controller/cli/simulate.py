@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from controller.config import ConfigError
 from controller.journal.format import JournalError, StorageFault
+from controller.sim.actors import parse_people
 from controller.sim.faults import KINDS, parse_faults
 
 EXIT_BAD_INPUT = 2
@@ -61,6 +62,14 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--linger", action="store_true", help="with --headless: keep serving")
     p.add_argument(
+        "--people",
+        metavar="ROLES",
+        default="",
+        help="training: the roles a person holds, any of dealer,players,supervisor (comma-"
+        "separated; default: none, every role scripted); a scripted role never acts where a "
+        "person holds it",
+    )
+    p.add_argument(
         "--pace",
         type=float,
         default=None,
@@ -88,6 +97,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     err = sys.stderr
     try:
         parse_faults(args.faults)
+        parse_people(args.people)
     except ValueError as exc:
         print(f"tablectl simulate: {exc}", file=err)
         return EXIT_BAD_INPUT
@@ -140,7 +150,10 @@ def run_simulate(args: argparse.Namespace) -> int:
 
 
 def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:
+    from controller.sim.actors import People
+
     err = sys.stderr
+    people = People(parse_people(args.people))
     try:
         if args.headless:
             rounds = cast(int, args.rounds)
@@ -154,6 +167,7 @@ def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:
                     linger=args.linger,
                     out=sys.stdout,
                     sas_link=Path(args.sas_link) if args.sas_link else None,
+                    people=people,
                 )
             )
         pace = simulate.DEFAULT_PACE_S if args.pace is None else args.pace
@@ -169,6 +183,8 @@ def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:
                 sas_link=Path(args.sas_link) if args.sas_link else None,
                 port=args.port,
                 scripted=not args.no_script,
+                people=people,
+                commands=sys.stdin,  # the trainer's commands (people, fault, hit, status, help)
             )
         )
     except StorageFault as exc:  # cleared only by a restart that passes the storage check

@@ -337,6 +337,7 @@ class _Walk:
         if type_ == "power_up":
             self.power_ups.append(
                 {"seq": seq, "ts": ts_ms, "software_hash": obj.get("software_hash")}
+                | ({"training": True} if obj.get("training") is True else {})
             )
         return Entry(seq, ts_ms, round_id, type_, obj, prev, digest, s_hash, mac)
 

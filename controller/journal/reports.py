@@ -57,6 +57,10 @@ from fsm.round.records import RecordError
 from fsm.rules.cards import CardError, format_card, parse_card
 
 METER_PARTS = ("display_cents", "overflow_cents", "reserve_cents")
+#: The first line of every report of a training journal (a power_up recorded ``training``).
+TRAINING_BANNER = (
+    "TRAINING journal: a simulated training table (tablectl simulate), not a live table's record"
+)
 
 
 class ReportError(Exception):
@@ -133,6 +137,21 @@ class JournalReader:
 
     def meta(self) -> dict[str, str]:
         return dict(self._conn.execute("SELECT key, value FROM meta").fetchall())
+
+    @property
+    def training(self) -> bool:
+        """True for a training journal: one of its power_up entries records ``training``."""
+        try:
+            rows = self._conn.execute("SELECT data FROM journal WHERE type = 'power_up'")
+            for (data,) in rows:
+                try:
+                    if decode_object(data, "power_up").get("training") is True:
+                        return True
+                except ValueError:
+                    continue
+        except sqlite3.Error as exc:
+            raise ReportError(f"{self.path}: cannot read: {exc}") from None
+        return False
 
     def entries(self) -> Iterator[Entry]:
         try:
@@ -660,10 +679,14 @@ def hits_report(
 ) -> list[dict[str, JSON]]:
     """The last ``limit`` progressive hits paid in the window, newest last: table, position,
     level, line, amount, time, round, and the supervisor who validated it (None for a fixed
-    amount paid without validation)."""
+    amount paid without validation); ``practice`` marks a hit the training practice deck dealt
+    (a ``training`` entry, action ``practice_deal``, for that round and position)."""
     table = reader.meta().get("table_id", "")
     hits: list[dict[str, JSON]] = []
+    practice: set[tuple[int, int]] = set()
     for entry in reader.entries():
+        if entry.type == "training" and entry.data.get("action") == "practice_deal":
+            practice.add((_int(entry.round_id), _int(entry.data.get("position"))))
         if not _in_window(entry.ts_ms, start, end):
             continue
         for e in effects_of(entry):
@@ -684,6 +707,7 @@ def hits_report(
                     "validated_by": e.supervisor,
                     "validated_via": e.via,
                 }
+                | ({"practice": True} if (entry.round_id, e.position) in practice else {})
             )
     return hits[-limit:] if limit > 0 else hits
 
@@ -796,6 +820,7 @@ def hits_text(hits: list[dict[str, JSON]]) -> list[str]:
             f"  {format_time(_int(h['time']))}  table {h['table']}  round {h['round']}  "
             f"position {h['position']}  {h['level']}  {h['line']}  {dollars(_int(h['cents']))}  "
             f"validated by {who}"
+            + ("  PRACTICE (training practice deck)" if h.get("practice") else "")
         )
     return lines
 

@@ -239,8 +239,10 @@ class Owner:
         game_config: Mapping[str, JSON] | None = None,
         anchor_path: str | Path | None = None,
         key_file: str | Path | None = None,
+        training: bool = False,
     ) -> None:
         self.journal_path = Path(journal_path)
+        self._training = training  # a simulated training table: every power_up says so
         self._make_machine = make_machine
         self._devices = devices
         self._now_ms = now_ms
@@ -431,6 +433,8 @@ class Owner:
             # a Pi has no RTC: false = this and later timestamps predate time sync (timesync.py)
             "clock_synced": self._clock_synced(),
         }
+        if self._training:
+            data["training"] = True
         self._process(Event("power_up", data))
         if self._storage_fault:
             return

@@ -113,6 +113,9 @@ class Parts:
     #: power-up). The simulated table's mock switches start off and only its scripted people
     #: move them, so it does not (a restart journals nothing but its power-up).
     post_held_switches: bool = True
+    #: A training table (`tablectl simulate`): every power_up entry records ``training: true``,
+    #: so reports, verify and the page mark the journal TRAINING.
+    training: bool = False
 
 
 @dataclass
@@ -263,6 +266,7 @@ def _build(config: TableConfig, journal_path: Path, parts: Parts, holds: list[Ho
         devices,
         now_ms=parts.now_ms,
         draw=parts.draw,
+        training=parts.training,
         **owner_journal_options(config),  # identity, game configuration, anchor, key
     )
     owner_box.append(owner)
@@ -373,12 +377,14 @@ class WebAttachment:
         port: int | None = None,
         inputs: Any = None,
         mode: str = "pit",
+        training: Any = None,
     ) -> None:
         self._config = config
         self._journal_path = journal_path
         self._port = port
         self._inputs = inputs
         self._mode = mode
+        self._training = training  # the simulated table's trainer (controller.sim.training)
         self.server: Any = None
         self.error: OSError | None = None
 
@@ -398,6 +404,7 @@ class WebAttachment:
             way=game.way,
             ranking=game.ranking,
             extra=lambda: {"lines": lines},
+            training=self._training,
         )
         try:
             server.start()

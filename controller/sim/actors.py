@@ -14,6 +14,14 @@ sometimes lifts the lid after two shakes, which the dealer has covered and re-sh
 (h)(10)(i)); that choice is seeded with the journal position too (``seq``), so each re-shake
 gets a fresh, bounded chance.
 
+Roles (`People`): the dealer, the players and the supervisor are each either scripted or a
+person (``tablectl simulate --people dealer,players,supervisor``, or the page's role chooser); a
+scripted role never acts where a person holds it: the director returns None for that action and
+the table waits for the person. While the players are people the scripted dealer gives them
+`BETTING_WINDOW_S` to place their chips before it calls "no more bets". The scripted supervisor
+signs as `SUPERVISOR` ("sim-supervisor"), never as the training login (``trainer``) a person
+uses on the console or the page, so the journal tells them apart.
+
 Every decision is a function of the published state and the seed (``random.Random`` seeded with
 the seed, the round id and what is decided), never of memory kept between calls: a run that is
 killed and started again picks up exactly where the committed state is, and asks for the same
@@ -25,7 +33,9 @@ decide a game rule (the round machine refuses what is not allowed) nor touch the
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from controller.service.owner import PublicSnapshot
@@ -35,7 +45,13 @@ from fsm.round.events import Event
 
 Post = Callable[[Event], None]
 
-SUPERVISOR = "trainer"
+#: The scripted supervisor's id: its own, never a login a person uses (``trainer``, ``floor``).
+SUPERVISOR = "sim-supervisor"
+#: Who may be a person at the simulated table.
+ROLES = ("dealer", "players", "supervisor")
+#: While the players are people, the scripted dealer waits this long in Betting before "no more
+#: bets" (s).
+BETTING_WINDOW_S = 20.0
 WAGER_CHANCE = 0.45  # each player position places the progressive wager this often
 SIDE_WAGER_CHANCE = 0.25
 PAI_GOW_CHANCE = 0.4  # a position without a progressive wager holds a pai gow wager this often
@@ -44,6 +60,61 @@ BANK_CHANCE = 0.12  # each player offered the bank accepts it this often (NY 532
 NO_COVER_CHANCE = 0.1  # the dealer finds the bank cannot cover the wagers (h)(4)(ii)
 LID_CHANCE = 0.2  # the bank lifts the shaker's lid after two shakes (h)(8)(i), (h)(10)(i)
 WAITING_STATES = frozenset({"Open_Shuffling", "Open_Dealing", "Open_StartingPosition_Rng"})
+
+
+def parse_people(spec: str | Iterable[str] | None, where: str = "--people") -> frozenset[str]:
+    """The roles a person holds, from ``dealer,players,supervisor`` (any subset, "" or "none":
+    nobody); ValueError naming the unknown role."""
+    if spec is None:
+        return frozenset()
+    items = spec.split(",") if isinstance(spec, str) else list(spec)
+    roles: set[str] = set()
+    for raw in items:
+        role = str(raw).strip()
+        if not role or role == "none":
+            continue
+        if role not in ROLES:
+            raise ValueError(f"{where}: unknown role {role!r} (roles: {', '.join(ROLES)})")
+        roles.add(role)
+    return frozenset(roles)
+
+
+class People:
+    """Which roles are held by a person; changed at run time by the page or the console
+    (thread-safe: set from their threads, read by the director's loop)."""
+
+    def __init__(self, roles: Iterable[str] = ()) -> None:
+        self._lock = threading.Lock()
+        self._roles = parse_people(list(roles))
+
+    @property
+    def roles(self) -> frozenset[str]:
+        with self._lock:
+            return self._roles
+
+    def set(self, roles: Iterable[str]) -> frozenset[str]:
+        parsed = parse_people(list(roles), "people")
+        with self._lock:
+            self._roles = parsed
+        return parsed
+
+    def person(self, role: str) -> bool:
+        return role in self.roles
+
+    def any(self) -> bool:
+        return bool(self.roles)
+
+    def describe(self) -> str:
+        held = self.roles
+        return ", ".join(f"{r}: {'person' if r in held else 'scripted'}" for r in ROLES)
+
+
+class Practice(Protocol):
+    """What the director asks of the practice deck (`controller.sim.practice.PracticeDeck`)."""
+
+    def wanted_position(self) -> int | None: ...
+
+    def line_for(self, round_id: int, position: int) -> str | None: ...
 
 
 class Pins(Protocol):
@@ -61,12 +132,28 @@ class Pins(Protocol):
 class Director:
     """Chooses the next action of the dealer, players or supervisor for a public snapshot."""
 
-    def __init__(self, post: Post, pins: Pins, seed: int | str, lines: tuple[str, ...]) -> None:
+    def __init__(
+        self,
+        post: Post,
+        pins: Pins,
+        seed: int | str,
+        lines: tuple[str, ...],
+        people: People | None = None,
+        practice: Practice | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._post = post
         self._pins = pins
         self._seed = seed
         self._lines = lines
+        self.people = people if people is not None else People()
+        self._practice = practice
+        self._clock = clock
+        self._betting_seen: tuple[int, float] | None = None  # (round, when first seen): timing only
         self.actions = 0
+
+    def _person(self, role: str) -> bool:
+        return self.people.person(role)
 
     def _rng(self, round_id: int, what: str) -> random.Random:
         return random.Random(f"{self._seed}:{round_id}:{what}")
@@ -74,7 +161,11 @@ class Director:
     def wagers_wanted(self, round_id: int) -> list[int]:
         """The positions whose players place the progressive wager in ``round_id``."""
         rng = self._rng(round_id, "wagers")
-        return [p for p in range(1, AREAS + 1) if rng.random() < WAGER_CHANCE]
+        wanted = [p for p in range(1, AREAS + 1) if rng.random() < WAGER_CHANCE]
+        practice = None if self._practice is None else self._practice.wanted_position()
+        if practice is not None and practice not in wanted:  # the practice hit needs its wager
+            wanted = sorted({*wanted, practice})
+        return wanted
 
     def pai_gow_positions(self, round_id: int) -> list[int]:
         """The positions holding a pai gow wager in ``round_id`` (the dealer enters them when the
@@ -111,11 +202,15 @@ class Director:
             return None
         rotation = BankRotation.from_json(dict(raw))
         if rotation.current is not None:
+            if self._person("dealer"):
+                return None  # the dealer judges whether the bank covers the wagers
             if self._rng(snap.round_id, "cover").random() < NO_COVER_CHANCE:
                 return self._event("bank_released")  # (h)(4)(ii): it cannot cover the wagers
             return None
         if snap.last_event in ("bank_accepted", "bank_released"):
             return None  # refused, or released: the house banks this round
+        if self._person("players") or self._person("dealer"):
+            return None  # a person accepts the bank (players) or makes the offer (dealer)
         area = self.bank_wanted(snap.round_id, rotation.offer_order())
         if area is None:
             return None
@@ -161,28 +256,60 @@ class Director:
         if snap.storage_fault:  # cleared only by a restart that passes the storage check
             return None
         state = snap.state
-        view = snap.view
-        rnd: Mapping[str, Any] = view.get("round", {}) or {}
-        rid = snap.round_id
+        if state in ("Closed", "Maintenance", "Fault", "Open_JackpotPending"):
+            return None if self._person("supervisor") else self._supervise(snap)
+        if state == "Open_Betting":
+            return self._betting(snap)
+        if self._person("dealer"):
+            return None  # everything else in the round is the dealer's to enter
+        return self._deal(snap)
+
+    def _supervise(self, snap: PublicSnapshot) -> str | None:
+        state = snap.state
         if state == "Closed":
             return self._event("table_opened", {"supervisor": SUPERVISOR})
         if state == "Maintenance":
             return self._event("maintenance_exited", {"supervisor": SUPERVISOR})
         if state == "Fault":
             return self._event("fault_cleared", {"supervisor": SUPERVISOR})
-        if state == "Open_Betting":
-            offered = self._bank_action(snap, rnd)
-            if offered is not None:
-                return offered
-            lit = {int(p) for p in (rnd.get("wagers") or {})}
+        rnd: Mapping[str, Any] = snap.view.get("round", {}) or {}
+        pending = rnd.get("pending") or ()
+        if pending:
+            position = int(pending[0]["position"])
+            return self._event("hit_validated", {"position": position, "supervisor": SUPERVISOR})
+        return None
+
+    def _betting(self, snap: PublicSnapshot) -> str | None:
+        view = snap.view
+        rnd: Mapping[str, Any] = view.get("round", {}) or {}
+        rid = snap.round_id
+        offered = self._bank_action(snap, rnd)
+        if offered is not None:
+            return offered
+        lit = {int(p) for p in (rnd.get("wagers") or {})}
+        if not self._person("players"):
             for position in self.wagers_wanted(rid):
                 if position not in lit:
                     self._pins.drop_chip(position)
                     return "chip_detected"
-            if self._needs_pai_gow(view, rnd):  # before "no more bets" (NY 5324.41(n)(3))
-                return self._enter_pai_gow(view, rid, lit)
-            self._pins.press_lockout()
-            return "lockout_pressed"
+        if self._person("dealer"):
+            return None
+        if self._needs_pai_gow(view, rnd):  # before "no more bets" (NY 5324.41(n)(3))
+            return self._enter_pai_gow(view, rid, lit)
+        if self._person("players"):
+            now = self._clock()
+            if self._betting_seen is None or self._betting_seen[0] != rid:
+                self._betting_seen = (rid, now)
+            if now - self._betting_seen[1] < BETTING_WINDOW_S:
+                return None  # the people at the table are still placing their chips
+        self._pins.press_lockout()
+        return "lockout_pressed"
+
+    def _deal(self, snap: PublicSnapshot) -> str | None:
+        state = snap.state
+        view = snap.view
+        rnd: Mapping[str, Any] = view.get("round", {}) or {}
+        rid = snap.round_id
         if state == "Open_LockedOut":
             if self._needs_pai_gow(view, rnd):
                 lit = {int(p) for p in (rnd.get("wagers") or {})}
@@ -230,23 +357,23 @@ class Director:
             for key in sorted(rnd.get("wagers") or {}, key=int):
                 position = int(key)
                 if position not in outcomes:
+                    practice = (
+                        None if self._practice is None else self._practice.line_for(rid, position)
+                    )
                     rng = self._rng(rid, f"outcome{position}")
                     line = rng.choice(self._lines) if rng.random() < HIT_CHANCE else None
-                    return self._event("progressive_outcome", {"position": position, "line": line})
-            return None
-        if state == "Open_JackpotPending":
-            pending = rnd.get("pending") or ()
-            if pending:
-                position = int(pending[0]["position"])
-                return self._event(
-                    "hit_validated", {"position": position, "supervisor": SUPERVISOR}
-                )
+                    return self._event(
+                        "progressive_outcome", {"position": position, "line": practice or line}
+                    )
             return None
         return None  # Shuffling, Rng, RoundComplete: the devices / the owner answer
 
     def interrupted(self, snap: PublicSnapshot, why: str) -> str | None:
         """The supervisor's call when a device-waiting state makes no progress (e.g. the table
-        restarted while the shoe was dealing: a dispense is never re-issued)."""
+        restarted while the shoe was dealing: a dispense is never re-issued). Not while a person
+        is the supervisor: the person sees the stalled state and raises or waits."""
+        if self._person("supervisor"):
+            return None
         device = {
             "Open_Shuffling": "shuffler",
             "Open_Dealing": "shoe",

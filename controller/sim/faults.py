@@ -3,8 +3,10 @@
 SPEC is comma-separated ``KIND[=VALUE]@ROUND``: ``shuffler-count=52@3`` (the shuffle for round 3
 counts 52 cards), ``shoe-jam@5`` (the shoe jams dealing round 5), ``shoe-silent@7`` (the shoe
 stops answering while dealing round 7), ``shuffler-silent@2``, ``garbage@4`` (garbage bytes on
-the shoe's line during round 4). Responsible only for the plan: the simulated devices ask
-`FaultPlan.take` whether a fault is due. Must never touch a device or the journal itself.
+the shoe's line during round 4). At run time a trainer (the page, the console) injects one now
+with `parse_fault_now` (``KIND[=VALUE]``, also the kinds of `RUNTIME_KINDS`): it bites at the
+device's next use. Responsible only for the plan: the simulated devices ask `FaultPlan.take`
+whether a fault is due. Must never touch a device or the journal itself.
 """
 
 from __future__ import annotations
@@ -22,6 +24,14 @@ KINDS: dict[str, str] = {
     "shuffler-silent": "the shuffler stops answering while shuffling",
     "garbage": "garbage bytes on the shoe's serial line",
 }
+#: What a trainer may inject at run time: the planned kinds and three more of the simulators.
+RUNTIME_KINDS: dict[str, str] = {
+    **KINDS,
+    "shoe-misdeal": "the shoe reports a misdeal (a stack short of a card)",
+    "shoe-unplug": "the shoe's USB adapter is pulled (the repair plugs it back)",
+    "shuffler-unplug": "the shuffler's USB adapter is pulled (the repair plugs it back)",
+}
+_NOW = re.compile(r"^(?P<kind>[a-z-]+)(?:=(?P<value>[0-9]+))?$")
 _ITEM = re.compile(r"^(?P<kind>[a-z-]+)(?:=(?P<value>[0-9]+))?@(?P<round>[0-9]+)$")
 
 
@@ -70,6 +80,30 @@ def parse_faults(spec: str | None, where: str = "--faults") -> list[Fault]:
                 raise ValueError(f"{where}[{i}]: {kind} takes no =VALUE")
             faults.append(Fault(kind, rnd))
     return faults
+
+
+def parse_fault_now(text: str, where: str = "fault") -> Fault:
+    """One fault to inject now, ``KIND[=VALUE]`` (kinds of `RUNTIME_KINDS`; round 0: now);
+    ValueError naming what is allowed."""
+    item = str(text).strip()
+    m = _NOW.match(item)
+    if m is None or m["kind"] not in RUNTIME_KINDS:
+        raise ValueError(
+            f"{where}: {item[:40]!r} is not KIND[=VALUE] (kinds: {', '.join(RUNTIME_KINDS)})"
+        )
+    kind, value = m["kind"], m["value"]
+    if kind == "shuffler-count":
+        if value is None:
+            raise ValueError(f"{where}: shuffler-count needs =N, e.g. shuffler-count=52")
+        count = int(value)
+        if count == DECK_SIZE or count > 60:
+            raise ValueError(
+                f"{where}: shuffler-count={count}: a wrong count is 0..60 other than {DECK_SIZE}"
+            )
+        return Fault(kind, 0, count)
+    if value is not None:
+        raise ValueError(f"{where}: {kind} takes no =VALUE")
+    return Fault(kind, 0)
 
 
 class FaultPlan:

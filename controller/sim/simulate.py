@@ -40,8 +40,10 @@ from controller.service.wiring import (
     WebAttachment,
     wire,
 )
-from controller.sim.actors import WAITING_STATES, Director
+from controller.sim.actors import ROLES, WAITING_STATES, Director, People
 from controller.sim.faults import FaultPlan, parse_faults
+from controller.sim.narrate import Narrator
+from controller.sim.practice import PracticeDeck, PracticeShoe
 from controller.sim.table import (
     MockPins,
     PersistentDeck,
@@ -73,6 +75,7 @@ class Service:
     plan: FaultPlan
     faults: PtyFaults
     sim: Any = None  # the pty simulators; None once closed
+    trainer: Any = None  # controller.sim.training.Trainer: roles, faults, practice deck, drills
 
     @property
     def owner(self) -> Owner:
@@ -108,9 +111,17 @@ class PtySerial:
     pseudo-terminals and the real adapters opened on them, the cards kept in the shoe across a
     restart (``deck_path``)."""
 
-    def __init__(self, seed: int, deck_path: Path) -> None:
+    def __init__(
+        self,
+        seed: int,
+        deck_path: Path,
+        practice: PracticeDeck | None = None,
+        db: Path | None = None,
+    ) -> None:
         self.seed = seed
         self.deck_path = deck_path
+        self.practice = practice  # the training practice deck (a hit dealt on demand)
+        self.db = db
         self.sim: Any = None
 
     def __call__(self, config: TableConfig, port: InputPort) -> tuple[Any, Any]:
@@ -121,6 +132,10 @@ class PtySerial:
         sim = SimulatedDevices(card_reading=config.game.card_reading_shoe)
         sim.deck = PersistentDeck(self.deck_path)  # the cards stay in the shoe across a restart
         sim.shoe_logic.deck = sim.deck
+        if self.practice is not None and self.db is not None:
+            sim.shoe_logic = PracticeShoe(
+                sim.deck, self.practice, self.db, port, card_reading=sim.card_reading
+            )
         name = self.deck_path.name.replace(".sim-shoe.json", ".sim-ports")
         ports = self.deck_path.with_name(name)
         ports.mkdir(exist_ok=True)  # beside the journal: nothing left in /tmp after a SIGKILL
@@ -140,6 +155,7 @@ def build_service(
     fault_spec: str | None = None,
     *,
     now_ms: Callable[[], int] = utc_now_ms,
+    people: People | None = None,
 ) -> Service:
     """Wire a simulated table through `controller.service.wiring` (nothing started) on the
     simulation's parts: MockFactory pins without bounce filters, the MAX7219 chain simulated in
@@ -147,7 +163,8 @@ def build_service(
     adapters, the seeded draw; the scripted people drive the mock pins."""
     plan = FaultPlan(parse_faults(fault_spec))
     factory = make_pin_factory("mock")
-    serial = PtySerial(seed_int(seed), db.with_name(db.name + ".sim-shoe.json"))
+    practice = PracticeDeck(config.game.table.line_names)
+    serial = PtySerial(seed_int(seed), db.with_name(db.name + ".sim-shoe.json"), practice, db)
     # the MAX7219 chain (1-7 digit, meter sign) as a simulated chip chain the page can read
     chain = SimulatedChain(config.pins.spi_chips) if config.pins.uses_spi else None
     parts = Parts(
@@ -158,6 +175,7 @@ def build_service(
         debounce=NO_BOUNCE,
         spi=chain,
         post_held_switches=False,
+        training=True,  # a simulated table is a training table: its journal says so
     )
     try:
         table = wire(config, db, parts)
@@ -167,8 +185,30 @@ def build_service(
         raise
     faults = PtyFaults(serial.sim, plan)
     pins = MockPins(factory, config.pins, chain)
-    director = Director(table.port, pins, seed, config.game.table.line_names)
-    return Service(config, table, pins, director, plan, faults, serial.sim)
+    people = people if people is not None else People()
+    director = Director(
+        table.port, pins, seed, config.game.table.line_names, people=people, practice=practice
+    )
+    service = Service(config, table, pins, director, plan, faults, serial.sim)
+    service.trainer = _make_trainer(config, table, people, practice, faults)
+    return service
+
+
+def _make_trainer(
+    config: TableConfig, table: Table, people: People, practice: PracticeDeck, faults: PtyFaults
+) -> Any:
+    from controller.sim.training import Drills, Trainer
+
+    game = config.game
+    drills = Drills(
+        game.way,
+        game.table,
+        game.ranking,
+        wager_cents=game.progressive_wager_cents,
+        meter_cents=game.levels[0].reset_cents,
+        five_times_meter=game.five_dollar_meter_share == "times-five",
+    )
+    return Trainer(table.port, people, practice, faults, drills)
 
 
 # ``make run``: a demonstration / training pace: a pause after each scripted action.
@@ -252,7 +292,7 @@ def _status_line(snap: PublicSnapshot) -> str:
     )
     pending = f" | config pending: {', '.join(snap.config_pending)}" if snap.config_pending else ""
     return (
-        f"{snap.rounds_completed} round{'' if snap.rounds_completed == 1 else 's'} | "
+        f"TRAINING | {snap.rounds_completed} round{'' if snap.rounds_completed == 1 else 's'} | "
         f"journal seq {snap.seq} | {snap.state} | "
         f"display {snap.view.get('display', '?')!r} | {shown}{pending}"
     )
@@ -266,10 +306,13 @@ def play(
     status_lines: bool = False,
     pace_s: float = 0.0,
     hold: Callable[[PublicSnapshot], bool] | None = None,
+    narrator: Narrator | None = None,
 ) -> int:
     """Drive the scripted people until ``until_rounds`` rounds are journaled (None: until
     ``stop``). ``pace_s`` is a pause after each action so a person can follow the table (0 for
     tests and headless runs). ``hold(snap)`` true: the people wait (a trainer has the table).
+    ``narrator``: one line per committed event to ``out`` (cards once the round is resolved)
+    instead of one status line per state. While a person holds a role the run never gives up.
     Returns an exit code: 0 done, 3 no progress, 4 storage fault, 5
     owner died."""
     owner, director = service.owner, service.director
@@ -289,10 +332,16 @@ def play(
             return 5
         if until_rounds is not None and snap.rounds_completed >= until_rounds:
             return 0
+        if out and narrator is not None:
+            for line in narrator.new_lines():
+                print(line, file=out, flush=True)
         if (
             out
             and status_lines
-            and (snap.rounds_completed != last_rounds or (pace_s > 0 and snap.state != shown_state))
+            and (
+                snap.rounds_completed != last_rounds
+                or (narrator is None and pace_s > 0 and snap.state != shown_state)
+            )
         ):
             print(_status_line(snap), file=out, flush=True)
             shown_state = snap.state
@@ -328,7 +377,7 @@ def play(
             _settle(owner, snap.seq)
             last_progress = time.monotonic()
             snap = owner.public
-        elif idle > GIVE_UP_S:
+        elif idle > GIVE_UP_S and not director.people.any():
             if out:
                 print(f"no progress for {idle:.0f} s in {snap.state}: giving up", file=out)
             return 3
@@ -358,10 +407,12 @@ def run_headless(
     linger: bool = False,
     out: TextIO | None = None,
     sas_link: Path | None = None,
+    people: People | None = None,
 ) -> int:
-    """Play until the journal at ``db`` holds ``rounds`` completed rounds; exit code."""
+    """Play until the journal at ``db`` holds ``rounds`` completed rounds; exit code. Fully
+    scripted unless ``people`` names roles a person holds."""
     config = load_sim_config(config_path)
-    service = build_service(config, db, seed, fault_spec)
+    service = build_service(config, db, seed, fault_spec, people=people)
     stopper = _Stop()
     stopper.install()
     floor = _attach_floor(service, db, sas_link)
@@ -428,22 +479,30 @@ def run_service(
     sas_link: Path | None = None,
     port: int | None = None,
     scripted: bool = True,
+    people: People | None = None,
+    commands: TextIO | None = None,
 ) -> int:
     """The simulated table until SIGTERM / Ctrl-C at a pace a person can follow (``pace_s``
-    after each action of the scripted people), one status line per state, with the supervisor
-    console on ``console_socket`` (default: beside the journal) and the virtual table's page on
-    ``port`` (None: no page; 0: any free port). ``scripted`` False: the scripted people never
-    act (every role is a person at the page)."""
+    after each action of the scripted people), one line a dealer reads per committed event
+    (`controller.sim.narrate`), with the supervisor console on ``console_socket`` (default:
+    beside the journal) and the virtual table's page on ``port`` (None: no page; 0: any free
+    port). ``people``: the roles a person holds (the rest are scripted); ``scripted`` False:
+    every role is a person at the page (``--no-script``); ``commands``: the trainer's typed
+    commands (`controller.sim.commands`, the terminal's stdin)."""
+    if not scripted:
+        people = People(ROLES)
     config = load_sim_config(config_path)
     path = Path(db) if db is not None else config.journal_path
-    service = build_service(config, path, seed, fault_spec)
+    service = build_service(config, path, seed, fault_spec, people=people)
     stopper = _Stop()
     stopper.install()
     hold = TrainerHold()
     floor = _attach_floor(service, path, sas_link)
     page: WebAttachment | None = None
     if port is not None:
-        page = WebAttachment(config, path, port=port, inputs=service.pins, mode="sim")
+        page = WebAttachment(
+            config, path, port=port, inputs=service.pins, mode="sim", training=service.trainer
+        )
         service.table.attach(page)
     console: ConsoleAttachment | None = None
     if config.console.enabled:
@@ -467,15 +526,31 @@ def run_service(
                 f"--supervisor ID REQUEST (supervisors: {names})"
             )
         print(
-            f"simulated table {config.table.id}: journal {path}, {snap.rounds_completed} rounds "
-            f"so far; {console_note}; Ctrl-C to stop",
+            f"TRAINING simulated table {config.table.id}: journal {path}, "
+            f"{snap.rounds_completed} rounds so far; {console_note}; "
+            f"{service.director.people.describe()}; Ctrl-C to stop",
             file=out,
             flush=True,
         )
         _page_note(page, out)
-        if not scripted:
-            return play(service, None, stopper, out, status_lines=True, hold=lambda _s: True)
-        return play(service, None, stopper, out, status_lines=True, pace_s=pace_s, hold=hold)
+        if commands is not None:
+            from controller.sim.commands import TrainerConsole
+
+            TrainerConsole(service.trainer, commands, out).start()
+        narrator = Narrator(path, config.game.way, config.game.ranking, after_seq=snap.seq - 1)
+        try:
+            return play(
+                service,
+                None,
+                stopper,
+                out,
+                status_lines=True,
+                pace_s=pace_s,
+                hold=hold,
+                narrator=narrator,
+            )
+        finally:
+            narrator.close()
     finally:
         notifier.stopping()
         service.close()

@@ -94,9 +94,14 @@ class PtyFaults:
     def __init__(self, sim: Any, plan: FaultPlan) -> None:
         self._sim = sim
         self._plan = plan
+        self._lock = threading.Lock()  # the trainer injects from the page's or console's thread
         self.injected: list[str] = []
 
     def arm(self, state: str, round_id: int) -> None:
+        with self._lock:
+            self._arm(state, round_id)
+
+    def _arm(self, state: str, round_id: int) -> None:
         for kind in self.SHUFFLER_KINDS:
             if state in self.LATE_STATES:
                 self._inject(self._plan.take(kind, round_id + 1))
@@ -115,9 +120,17 @@ class PtyFaults:
             self._sim.inject(fault.kind, fault.value)
         self.injected.append(fault.kind)
 
+    def inject_now(self, fault: Any) -> None:
+        """A trainer's fault (`controller.sim.faults.parse_fault_now`), into the simulator now:
+        it bites at the device's next use; the repair before the clear ends it like a planned
+        one."""
+        with self._lock:
+            self._inject(fault)
+
     def repair(self) -> list[str]:
         """End every injected device fault (the table is in Fault); returns what was fixed."""
-        fixed, self.injected = self.injected, []
+        with self._lock:
+            fixed, self.injected = self.injected, []
         for kind in fixed:
             self._sim.clear(kind)
         return fixed
@@ -155,6 +168,17 @@ class PersistentDeck(_DriverDeck):
                 self._mirror = self._mirror[n:]
                 self._save(self.deck_id)
             return taken
+
+    def rearrange(self, change: Callable[[list[int]], list[int]]) -> None:
+        """Replace the cards in the shoe by ``change(cards)`` (the same cards in another order:
+        the practice deck), same deck id, saved like a load."""
+        with self._mirror_lock:
+            cards = change(list(self._mirror))
+            if sorted(cards) != sorted(self._mirror):
+                raise ValueError("a practice arrangement must keep the same cards in the shoe")
+            super().load(cards, self.deck_id)
+            self._mirror = list(cards)
+            self._save(self.deck_id)
 
     def _save(self, deck_id: int) -> None:
         tmp = self._path.with_name(self._path.name + ".tmp")

@@ -102,6 +102,9 @@ class Page:
     )
     #: extra inputs by name, added by other parts of the page (training): name -> f(body)
     extra_inputs: dict[str, Callable[[Mapping[str, Any]], None]] = field(default_factory=dict)
+    #: the simulated table's trainer (`controller.sim.training.Trainer`): adds the training
+    #: routes of `controller.web.training`; None on the Pi
+    training: Any = None
 
 
 class _Base(tornado.web.RequestHandler):
@@ -352,8 +355,14 @@ class FeedSocket(tornado.websocket.WebSocketHandler):
 
 def make_app(page: Page) -> tornado.web.Application:
     args = {"page": page}
+    extra: list[Any] = []
+    if page.training is not None:  # the simulated table's trainer: roles, faults, drills
+        from controller.web.training import routes as training_routes
+
+        extra = training_routes(page)
     return tornado.web.Application(
         [
+            *extra,
             (r"/", IndexHandler, args),
             (r"/ws", FeedSocket, args),
             (r"/api/frame", FrameHandler, args),

@@ -47,6 +47,7 @@ class WebServer:
         way: Any = None,
         ranking: Any = None,
         extra: Callable[[], dict[str, Any]] | None = None,
+        training: Any = None,
     ) -> None:
         self.section = section
         self.host = section.host
@@ -64,7 +65,12 @@ class WebServer:
             gate=gate,
             inputs=inputs,
             mode=mode,
+            training=training,
         )
+        if training is not None:  # every frame says TRAINING and who plays
+            from controller.web.training import frame_extra
+
+            extra = frame_extra(training, extra)
         self.feed = Feed(
             owner, self._journal_path, self._deliver, mode=mode, way=way, ranking=ranking,
             extra=extra,

@@ -90,12 +90,14 @@ class PowerUp(EventRecord):
     """the service started: SHA-256 of its software and data files, storage check, the seq it
     resumed from (the reconcile event after a restart); `clock_synced` false: the system clock
     was not yet synchronised (a Pi has no RTC), so this entry's and later timestamps may be off
-    until a `device_recovered` with device `clock`, code `TIME_SYNC`"""
+    until a `device_recovered` with device `clock`, code `TIME_SYNC`; `training` true: a simulated
+    training table (`tablectl simulate`), whose journal every report and verify marks TRAINING"""
 
     software_hash: str | None = None
     storage: Json = None
     restored_seq: Annotated[int, Between(0)] | None = None
     clock_synced: bool | None = None
+    training: bool | None = None
 
 
 @event("table_opened")
@@ -389,6 +391,26 @@ class FloorCommand(EventRecord):
     clock_offset_ms: int | None = None
     applied: bool | None = None
     game: Annotated[int, Between(0, 9999)] | None = None
+
+
+# --------------------------------------------------------------------------- training
+
+TrainingAction = Literal["practice_deal", "fault_injected", "people"]
+
+
+@event("training")
+class Training(EventRecord):
+    """simulated training table only (docs/operator-guide.md, Training), changing nothing in the
+    round: `practice_deal` (the practice deck put `line`'s cards in the stack of `position`
+    before the shoe dealt it), `fault_injected` (a trainer injected `fault` into a simulated
+    device), `people` (who is a person: `people` names the roles dealer, players, supervisor)"""
+
+    action: TrainingAction
+    position: Position | None = None
+    line: str | None = None
+    fault: str | None = None
+    people: tuple[str, ...] | None = None
+    by: str | None = None
 
 
 # --------------------------------------------------------------------------- the dealer panel

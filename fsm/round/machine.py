@@ -449,6 +449,7 @@ _PLANNERS: dict[str, Planner] = {
     "console_refused": _p_informational,
     "device_recovered": _p_informational,
     "config_pending": _p_informational,
+    "training": _p_informational,
     "floor_link": _p_floor_link,
     "floor_command": _p_floor_command,
     "table_opened": _p_table_opened,

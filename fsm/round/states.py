@@ -161,6 +161,7 @@ INFORMATIONAL = (
     "config_pending",
     "floor_link",
     "floor_command",
+    "training",
 )
 # The supervisor key switch is accepted in every state; its position is kept for the panel.
 TRANSITIONS["supervisor_key"] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]

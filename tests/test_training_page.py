@@ -1,0 +1,183 @@
+"""The training controls of the virtual table in a real headless browser (issue 11, Training):
+`tablectl simulate` started as a process, Debian's chromium driven by Playwright for Python.
+
+A dealer drill set by the house way and judged with the why; the role chooser making the
+supervisor a person, then the practice deck's "deal a hit" giving a royal flush at area 3 that
+waits for that person (no scripted validation) until it is validated on the page with a PIN; the
+page and the journal marked TRAINING throughout.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Playwright
+
+from fsm.rules.cards import format_cards, parse_cards
+from fsm.rules.houseway import HouseWay
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = Path("/usr/bin/chromium")
+TRAINER_PIN = "1234"  # controller/data/simulated-table.toml: training only
+
+
+def _need_browser() -> None:
+    if CHROMIUM.exists():
+        return
+    if os.environ.get("CI") == "true":
+        pytest.fail("chromium missing at /usr/bin/chromium (installed by .ci/system-deps)")
+    pytest.skip("chromium not installed (make system-deps)")
+
+
+@pytest.fixture()
+def table(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    """A simulated table with its page on a free port; (page URL, journal path)."""
+    _need_browser()
+    db = tmp_path / "training.db"
+    cmd = [
+        sys.executable, "-m", "controller.cli", "simulate",
+        "--db", str(db), "--seed", "11", "--port", "0", "--pace", "0.05",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    url = None
+    lines: list[str] = []
+    deadline = time.monotonic() + 60
+    while url is None and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        lines.append(line)
+        m = re.match(r"page: (http://\S+)", line)
+        if m:
+            url = m.group(1)
+    assert url is not None, "".join(lines) + (proc.stderr.read() if proc.poll() is not None else "")
+    assert lines[0].startswith("TRAINING simulated table")
+    try:
+        yield url, db
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            _out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        assert proc.returncode == 0, err[-2000:]
+
+
+def _entries(db: Path, etype: str) -> list[dict[str, object]]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = conn.execute("SELECT data FROM journal WHERE type = ? ORDER BY seq", (etype,))
+        return [json.loads(r[0]) for r in rows]
+    finally:
+        conn.close()
+
+
+def _browser() -> tuple[Playwright, Browser]:
+    from playwright.sync_api import sync_playwright
+
+    play = sync_playwright().start()
+    browser = play.chromium.launch(
+        executable_path=str(CHROMIUM), headless=True, args=["--no-sandbox"]
+    )
+    return play, browser
+
+
+def test_house_way_drill_at_the_page_is_judged_with_the_house_ways_reason(
+    table: tuple[str, Path],
+) -> None:
+    """Drill "set the dealer's hand" (NY 5324.41(g)(2)): the house way's setting is correct, a
+    wrong one is told why, naming the house way's rule and its setting."""
+    url, _db = table
+    play, browser = _browser()
+    try:
+        page = browser.new_page()
+        page.goto(url)
+        page.wait_for_selector("#training-badge:not([hidden])", timeout=20_000)
+        assert page.inner_text("#training-badge") == "TRAINING"
+        page.select_option("#drill-kind", "house-way")
+        page.click("#drill-new")
+        row = page.wait_for_selector("#drill [data-cards]", timeout=10_000)
+        assert row is not None
+        cards = parse_cards(str(row.get_attribute("data-cards")))
+        decision = HouseWay.load("reference").explain(cards)
+        # wrong first: the two lowest cards in front
+        ordered = sorted(cards)
+        page.fill("#drill input[name=high]", format_cards(ordered[2:]))
+        page.fill("#drill input[name=low]", format_cards(ordered[:2]))
+        page.click("#drill-check")
+        page.wait_for_selector("#drill-verdict:not(:empty)")
+        # (the verdict of the wrong setting; the next check replaces it)
+        wrong = page.inner_text("#drill-verdict")
+        expected = f"{format_cards(decision.setting.high)} / {format_cards(decision.setting.low)}"
+        if ordered[:2] != sorted(decision.setting.low):
+            assert wrong.startswith("Not right."), wrong
+            assert expected in wrong and "house way (reference)" in wrong
+        # then the house way's own setting
+        page.fill("#drill input[name=high]", format_cards(decision.setting.high))
+        page.fill("#drill input[name=low]", format_cards(decision.setting.low))
+        page.click("#drill-check")
+        page.wait_for_selector("#drill-verdict.good:has-text('Correct.')")
+    finally:
+        browser.close()
+        play.stop()
+
+
+def test_person_supervisor_validates_a_practice_royal_flush_at_the_page_with_a_pin(
+    table: tuple[str, Path],
+) -> None:
+    """Role chooser, then "deal a hit": the practice deck puts a royal flush in area 3's stack
+    (journaled as practice), the card-reading shoe's hand makes the hit, the scripted supervisor
+    never validates it while a person is the supervisor, and the person validates it at the page
+    with the training PIN (NY 5324.41(k)(3)(iii): a supervisor validates a meter payout)."""
+    url, db = table
+    play, browser = _browser()
+    try:
+        page = browser.new_page()
+        page.goto(url)
+        page.wait_for_selector("#training:not([hidden])", timeout=20_000)
+        page.check("#people-form input[value=supervisor]")
+        page.click("#people-btn")
+        page.wait_for_selector("#training-state:has-text('supervisor: person')")
+        page.select_option("#practice-line", "royal-flush")
+        page.select_option("#practice-area", "3")
+        page.click("#practice-btn")
+        page.wait_for_selector("#training-state:has-text('royal-flush at area 3')")
+        page.wait_for_selector("#state-words[data-state='Open_JackpotPending']", timeout=90_000)
+        time.sleep(1.0)  # well past the scripted pace: nobody validates for the person
+        assert _entries(db, "hit_validated") == []
+        practice = [e for e in _entries(db, "training") if e["action"] == "practice_deal"]
+        assert practice and practice[0]["position"] == 3 and practice[0]["line"] == "royal-flush"
+        page.fill("#sup-id", "trainer")
+        page.fill("#sup-pin", TRAINER_PIN)
+        page.click("#login-btn")
+        page.click("#actions button:has-text('Validate the hit at 3')", timeout=10_000)
+        page.wait_for_selector(
+            "#state-words:not([data-state='Open_JackpotPending'])", timeout=20_000
+        )
+        validated = _entries(db, "hit_validated")
+        assert [(v["position"], v["supervisor"]) for v in validated] == [(3, "trainer")]
+        people = [e for e in _entries(db, "training") if e["action"] == "people"]
+        assert people[-1]["people"] == ["supervisor"]
+    finally:
+        browser.close()
+        play.stop()
+    verify = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "journal", "verify", "--db", str(db)],
+        cwd=ROOT, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    # the table is still running: the head may move while verify reads, so only the marker
+    assert "TRAINING journal" in verify.stdout, verify.stdout + verify.stderr
