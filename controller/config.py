@@ -33,6 +33,7 @@ from typing import Any, TypeVar
 
 from controller.floor.config import SasSection, parse_sas
 from controller.web.config import WebSection
+from controller.link.config import LinkSection
 from drivers.gpio.config import PinConfig
 from drivers.serial.adapter import DeviceConfig
 from drivers.serial.shoe import ShoeConfig
@@ -49,6 +50,7 @@ SIMULATED_TABLE = DATA_DIR / "simulated-table.toml"
 SECTIONS = (
     "table", "pins", "serial", "sas", "game", "bonus", "journal", "console", "supervisors",
     "web",
+    "link",
 )  # fmt: skip
 SERIAL_DEVICES = ("shoe", "shuffler")
 SERIAL_MODELS = ("reference",)
@@ -199,6 +201,8 @@ class TableConfig:
     journal_key_file: Path | None = None
     #: [web]: the table's page (controller/web)
     web: WebSection = field(default_factory=WebSection)
+    #: [link]: the linked progressive's pool and NATS servers (controller/link/config.py)
+    link: LinkSection = field(default_factory=LinkSection)
 
     @property
     def bonus(self) -> BonusConfig | None:
@@ -543,6 +547,15 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     console = _parse_console(data.get("console", {}), problems)
     supervisors = _parse_supervisors(data["supervisors"], problems) if "supervisors" in data else {}
     web = _delegate(WebSection.from_mapping, data.get("web", {}), "web", problems)
+    link = LinkSection()
+    if "link" in data:
+        link = _delegate(
+            lambda raw, where: LinkSection.from_mapping(raw, table.id, where),
+            data["link"], "link", problems,
+        ) or LinkSection()  # fmt: skip
+        if link.level is not None and game is not None:
+            if link.level not in [lvl.name for lvl in game.levels]:
+                problems.append(f"link.level: {link.level!r} is not a level of [[game.levels]]")
     if problems or pins is None or game is None:
         raise ConfigError(source, problems or ["configuration could not be validated"])
     return TableConfig(
@@ -558,6 +571,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         source=source,
         console=console,
         web=web or WebSection(),
+        link=link,
     )
 
 

@@ -120,6 +120,7 @@ from fsm.round.plan_table import (
     _p_table_closed,
     _p_table_opened,
 )
+from fsm.round.plan_link import _p_link_hit_locked, _p_link_state
 from fsm.round.records import RecordError
 from fsm.round.vocabulary import BLANK, FAULT, IDLE, LOCKED, PENDING, Glyph, LightState
 
@@ -445,6 +446,8 @@ _PLANNERS: dict[str, Planner] = {
     "config_pending": _p_informational,
     "floor_link": _p_floor_link,
     "floor_command": _p_floor_command,
+    "link_state": _p_link_state,
+    "link_hit_locked": _p_link_hit_locked,
     "table_opened": _p_table_opened,
     "table_closed": _p_table_closed,
     "maintenance_entered": _p_maintenance_entered,
