@@ -23,6 +23,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "selftest",
     "parsheet",
     "sas",
+    "link",
 )
 
 

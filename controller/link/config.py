@@ -49,7 +49,9 @@ class Connection:
         if self.tls_ca is not None:
             ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(self.tls_ca))
             if self.tls_cert is not None:
-                ctx.load_cert_chain(str(self.tls_cert), None if self.tls_key is None else str(self.tls_key))
+                ctx.load_cert_chain(
+                    str(self.tls_cert), None if self.tls_key is None else str(self.tls_key)
+                )
             opts["tls"] = ctx
         return opts
 
@@ -85,7 +87,9 @@ def _connection(r: Reader) -> Connection:
 def _url(value: object, key: str) -> str:
     from fsm.configread import str_value
 
-    return str_value(value, key, pattern=_URL, what="a NATS URL nats://host:port or tls://host:port")
+    return str_value(
+        value, key, pattern=_URL, what="a NATS URL nats://host:port or tls://host:port"
+    )
 
 
 @dataclass(frozen=True)

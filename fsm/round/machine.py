@@ -89,6 +89,7 @@ from fsm.round.plan_deal import (
     _p_three_card_settled,
 )
 from fsm.round.plan_faults import _p_deadline, _p_fault_cleared, _p_fault_raised
+from fsm.round.plan_link import _p_link_hit_locked, _p_link_state
 from fsm.round.plan_panel import (
     PANEL_SUPERVISOR,
     _p_informational,
@@ -120,7 +121,6 @@ from fsm.round.plan_table import (
     _p_table_closed,
     _p_table_opened,
 )
-from fsm.round.plan_link import _p_link_hit_locked, _p_link_state
 from fsm.round.records import RecordError
 from fsm.round.vocabulary import BLANK, FAULT, IDLE, LOCKED, PENDING, Glyph, LightState
 

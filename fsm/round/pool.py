@@ -175,7 +175,13 @@ class Pool:
         return t
 
     def _consumed(self, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
-        """One batch of a table's stream: the new head and the movements it carried."""
+        """One batch of the stream: per table, the new head and the movements it carried."""
+        effects: list[dict[str, JSON]] = []
+        for part in data["tables"]:
+            effects.extend(self._consumed_table(part))
+        return effects
+
+    def _consumed_table(self, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
         table = str(data["table"])
         t = self._table(table)
         effects: list[dict[str, JSON]] = []
@@ -188,10 +194,8 @@ class Pool:
                     raise PoolError(f"table {table} seq {mv['seq']}: wagers {wagers}, {cents}")
                 if t.round_id != rid:
                     t.round_id, t.open = rid, []
-                before = self.meters.display + self.meters.overflow + self.meters.reserve
                 c = self.meters.contribute(level, wagers, cents // wagers)
                 t.open.append(c.to_json())
-                units = self.meters.display + self.meters.overflow + self.meters.reserve - before
                 effects.append(
                     {
                         "type": "pool_contribution",
@@ -200,7 +204,7 @@ class Pool:
                         "round_id": rid,
                         "wagers": wagers,
                         "wagered_cents": cents,
-                        "units": units,
+                        "units": c.display + c.overflow + c.reserve,
                     }
                 )
             elif mv["kind"] == "reversal" and t.round_id == rid and t.open:
