@@ -553,9 +553,9 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
             lambda raw, where: LinkSection.from_mapping(raw, table.id, where),
             data["link"], "link", problems,
         ) or LinkSection()  # fmt: skip
-        if link.level is not None and game is not None:
-            if link.level not in [lvl.name for lvl in game.levels]:
-                problems.append(f"link.level: {link.level!r} is not a level of [[game.levels]]")
+        names = [lvl.name for lvl in game.levels] if game is not None else []
+        if link.level is not None and game is not None and link.level not in names:
+            problems.append(f"link.level: {link.level!r} is not a level of [[game.levels]]")
     if problems or pins is None or game is None:
         raise ConfigError(source, problems or ["configuration could not be validated"])
     return TableConfig(

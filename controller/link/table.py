@@ -451,34 +451,3 @@ class TableLink:
                 }
                 self._post(Event("link_hit_locked", event))
             await self._sleep(0.05)
-
-
-class LinkAttachment:
-    """The link of a table whose configuration has ``[link]`` (wiring's Attachment)."""
-
-    name = "link"
-
-    def __init__(self, config: Any, journal_path: Path) -> None:
-        self._config = config
-        self._journal_path = Path(journal_path)
-        self.link: TableLink | None = None
-
-    def start(self, owner: Any) -> None:
-        cfg = self._config
-        section: LinkSection = cfg.link
-        level = section.level or cfg.game.levels[0].name
-        self.link = TableLink(
-            section,
-            cfg.table.id,
-            cfg.table.asset_number,
-            level,
-            cfg.game.progressive_wager_cents,
-            owner,
-            self._journal_path,
-        )
-        self.link.start()
-
-    def stop(self) -> None:
-        if self.link is not None:
-            self.link.stop()
-            self.link = None

@@ -270,6 +270,8 @@ def _build(config: TableConfig, journal_path: Path, parts: Parts, holds: list[Ho
     table = Table(config, owner, devices, gpio, port, shoe, shuffler, serial, parts, holds)
     if gpio.sign is not None:
         table.attach(SignAttachment(gpio.sign))
+    if config.link.enabled:
+        table.attach(LinkAttachment(config, journal_path))
     return table
 
 
@@ -294,6 +296,39 @@ class SignAttachment:
         if self.reader is not None:
             self.reader.stop()
             self.reader = None
+
+
+class LinkAttachment:
+    """The linked progressive's shipper and pool client (`controller.link.table.TableLink`):
+    attached by `wire` when the configuration has ``[link]`` (docs/link.md)."""
+
+    name = "link"
+
+    def __init__(self, config: TableConfig, journal_path: Path) -> None:
+        self._config = config
+        self._journal_path = journal_path
+        self.link: Any = None
+
+    def start(self, owner: Owner) -> None:
+        from controller.link.table import TableLink
+
+        cfg = self._config
+        section = cfg.link
+        self.link = TableLink(
+            section,
+            cfg.table.id,
+            cfg.table.asset_number,
+            section.level or cfg.game.levels[0].name,
+            cfg.game.progressive_wager_cents,
+            owner,
+            self._journal_path,
+        )
+        self.link.start()
+
+    def stop(self) -> None:
+        if self.link is not None:
+            self.link.stop()
+            self.link = None
 
 
 class FloorAttachment:
