@@ -107,12 +107,12 @@ def nats(tmp_path: Path) -> Iterator[NatsServer]:
 def controller_toml(
     path: Path, url: str, tables: dict[str, int], *, pool: str = "POOL1", extra: str = ""
 ) -> Path:
-    table_lines = "\n".join(f'{k} = {v}' for k, v in tables.items())
+    table_lines = "\n".join(f"{k} = {v}" for k, v in tables.items())
     path.write_text(
         f"""[link]
 pool = "{pool}"
 servers = ["{url}"]
-journal = "{path.parent / 'pool.db'}"
+journal = "{path.parent / "pool.db"}"
 {extra}
 [pool]
 level = "progressive"
