@@ -187,7 +187,7 @@ def test_two_hits_at_two_tables_paid_in_recorded_order_second_from_reset(
 ) -> None:
     """NY 5321.18(b)(3)(iii): near-simultaneous wins are recorded in order; the first is paid
     from the meter at that moment (NY 5324.41(k)(6)), the next from the value the reset left."""
-    ctl, made = start_linked(tmp_path, nats, controllers, tables)
+    _ctl, made = start_linked(tmp_path, nats, controllers, tables)
     made[2].play((1, 2, 3, 4, 5, 6))  # grow the pool above its reset value
     a, b = made[0], made[1]
     for t in (a, b):
