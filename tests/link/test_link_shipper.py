@@ -65,7 +65,9 @@ def journal_count(db: Path) -> int:
 
 
 def test_every_entry_shipped_once_as_journaled_backlog_through_outage(
-    tmp_path: Path, nats: NatsServer, tables: list  # type: ignore[type-arg]
+    tmp_path: Path,
+    nats: NatsServer,
+    tables: list,  # type: ignore[type-arg]
 ) -> None:
     stream(nats.url, create=True)
     t = LinkedTable(tmp_path, "T1", 70001, nats.url)
@@ -97,7 +99,9 @@ def test_every_entry_shipped_once_as_journaled_backlog_through_outage(
 
 
 def test_an_entry_sent_again_after_a_crash_is_kept_once(
-    tmp_path: Path, nats: NatsServer, tables: list  # type: ignore[type-arg]
+    tmp_path: Path,
+    nats: NatsServer,
+    tables: list,  # type: ignore[type-arg]
 ) -> None:
     """A crash between the stream's ack and the cursor's write resends; the stream keeps one."""
     stream(nats.url, create=True)
@@ -110,9 +114,7 @@ def test_an_entry_sent_again_after_a_crash_is_kept_once(
     again = LinkedTable(tmp_path, "T1", 70001, nats.url)
     again.start()
     tables.append(again)
-    wait_for(
-        lambda: again.link.status.shipped_seq == journal_count(again.db), what="shipped again"
-    )
+    wait_for(lambda: again.link.status.shipped_seq == journal_count(again.db), what="shipped again")
     assert len(stream(nats.url)) == journal_count(again.db)
 
 
