@@ -190,21 +190,36 @@ class Recorder:
         pass
 
 
-def table_config(tmp: Path, table_id: str, asset: int, url: str, timeout_s: float) -> TableConfig:
+def table_config(
+    tmp: Path,
+    table_id: str,
+    asset: int,
+    url: str,
+    timeout_s: float,
+    link_extra: dict[str, Any] | None = None,
+) -> TableConfig:
     data: dict[str, Any] = tomllib.loads(SIMULATED_TABLE.read_text())
     data["table"].update(id=table_id, asset_number=asset)
     data["game"].update(card_reading_shoe=False, side_wager={"offered": False})
     data["journal"]["path"] = str(tmp / f"{table_id}.db")
     data["sas"]["enabled"] = False
-    data["link"] = {"pool": "POOL1", "servers": [url], "timeout_s": timeout_s}
+    data["link"] = {"pool": "POOL1", "servers": [url], "timeout_s": timeout_s, **(link_extra or {})}
     return parse_config(data, f"{table_id}.toml")
 
 
 class LinkedTable:
     """One linked table: owner + machine + journal + the wiring's link attachment."""
 
-    def __init__(self, tmp: Path, table_id: str, asset: int, url: str, timeout_s: float = 1.0):
-        self.config = table_config(tmp, table_id, asset, url, timeout_s)
+    def __init__(
+        self,
+        tmp: Path,
+        table_id: str,
+        asset: int,
+        url: str,
+        timeout_s: float = 1.0,
+        link_extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.config = table_config(tmp, table_id, asset, url, timeout_s, link_extra)
         self.db = self.config.journal_path
         self.devices = Recorder()
         game = self.config.game
