@@ -399,3 +399,63 @@ def serve(cfg: ControllerConfig, stop_after: Callable[[], bool] | None = None) -
 
     asyncio.run(main())
     return 0
+
+
+class ControllerThread:
+    """The link controller on a thread of its own event loop, for a simulated run and the
+    benchmarks (``tablectl link serve`` is its own process in production). `kill` stops it
+    without a word to anyone, as a power cut would (its journal commits are all it keeps)."""
+
+    def __init__(self, cfg: ControllerConfig) -> None:
+        import threading
+
+        self.cfg = cfg
+        self.controller: LinkController | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    def start(self, timeout: float = 15.0) -> None:
+        import threading
+
+        self._ready.clear()
+        self._thread = threading.Thread(target=self._run, name="link-controller", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(timeout):
+            raise TimeoutError("the link controller did not start")
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            try:
+                self.controller = LinkController(self.cfg)
+            except BaseException as exc:
+                self.error = exc
+                self._ready.set()
+                return
+            task = asyncio.create_task(self.controller.run(self._stop))
+            await self.controller.ready.wait()
+            self._ready.set()
+            await task
+
+        try:
+            asyncio.run(main())
+        except BaseException as exc:
+            self.error = exc
+            self._ready.set()
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(15)
+        self._thread = None
+        self._loop = None
+
+    kill = stop

@@ -134,7 +134,7 @@ class TableLink:
         self._thread: threading.Thread | None = None
         self._waker: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake: asyncio.Event | None = None
+        self._wakes: dict[str, asyncio.Event] = {}
         self._stop = threading.Event()
         self._pool_cond = threading.Condition()
         self._conn: sqlite3.Connection | None = None
@@ -163,10 +163,7 @@ class TableLink:
 
     def stop(self) -> None:
         self._stop.set()
-        loop = self._loop
-        if loop is not None and self._wake is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(self._wake.set)
+        self._wake_all()
         for t in (self._thread, self._waker):
             if t is not None:
                 t.join(timeout=10.0)
@@ -190,10 +187,20 @@ class TableLink:
             snap = self.owner.wait_published(seq, timeout=0.25)
             if snap.seq != seq:
                 seq = snap.seq
-                loop, wake = self._loop, self._wake
-                if loop is not None and wake is not None:
-                    with contextlib.suppress(RuntimeError):
-                        loop.call_soon_threadsafe(wake.set)
+                self._wake_all()
+
+    def _wake_all(self) -> None:
+        """Wake every task of the link thread (each waits on its own event)."""
+        loop = self._loop
+        if loop is None:
+            return
+
+        def wake() -> None:
+            for event in self._wakes.values():
+                event.set()
+
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(wake)
 
     # ------------------------------------------------------------------ the link thread
     def _run(self) -> None:
@@ -211,7 +218,7 @@ class TableLink:
         import nats
 
         self._loop = asyncio.get_running_loop()
-        self._wake = asyncio.Event()
+        self._wakes = {name: asyncio.Event() for name in ("main", "ship", "hits")}
         nc: Any = None
         opts = self.section.connection.options()
         tasks: list[asyncio.Task[None]] = []
@@ -233,7 +240,7 @@ class TableLink:
             except Exception as exc:  # no server yet: the backlog grows, retry
                 log.info("link: cannot connect to %s: %s", opts["servers"], exc)
                 self._check_timeout()
-                await self._sleep(0.5)
+                await self._sleep(0.5, "main")
         if nc is None:
             return
         self.status.connected = True
@@ -245,7 +252,7 @@ class TableLink:
                 asyncio.create_task(self._hits(nc)),
             ]
             while not self._stop.is_set():
-                await self._sleep(0.1)
+                await self._sleep(0.1, "main")
         finally:
             for task in tasks:
                 task.cancel()
@@ -255,9 +262,9 @@ class TableLink:
             with contextlib.suppress(Exception):
                 await nc.close()
 
-    async def _sleep(self, seconds: float) -> None:
-        wake = self._wake
-        assert wake is not None
+    async def _sleep(self, seconds: float, task: str) -> None:
+        """Sleep ``seconds`` unless a new commit (or the stop) wakes ``task`` first."""
+        wake = self._wakes[task]
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(wake.wait(), seconds)
         wake.clear()
@@ -312,7 +319,7 @@ class TableLink:
             n = self._shippable()
             self.status.backlog = len(self._buffer)
             if n == 0:
-                await self._sleep(0.25)
+                await self._sleep(0.25, "ship")
                 continue
             sent = 0
             try:
@@ -326,7 +333,7 @@ class TableLink:
                     sent += 1
             except Exception as exc:  # an outage: keep the backlog, try again
                 log.info("link: publish failed (%s); backlog %d", exc, len(self._buffer))
-                await self._sleep(0.5)
+                await self._sleep(0.5, "ship")
             if sent:
                 last = self._buffer[sent - 1].seq
                 del self._buffer[:sent]
@@ -450,4 +457,4 @@ class TableLink:
                     "meter_cents": int(reply["meter_cents"]),
                 }
                 self._post(Event("link_hit_locked", event))
-            await self._sleep(0.05)
+            await self._sleep(0.05, "hits")
