@@ -458,3 +458,44 @@ class TableLink:
                 }
                 self._post(Event("link_hit_locked", event))
             await self._sleep(0.05, "hits")
+
+
+class PoolOverlay:
+    """The owner's publications with the linked level's displayed amount replaced by the pool's
+    value (what the table's displays show of a linked progressive: NY 5321.18(b) keeps them
+    current). `wait_published` also returns when the pool's value changes, so the meter sign's
+    reader (controller/service/meter_sign.py) follows the pool within its 50 ms idle wait."""
+
+    def __init__(self, owner: OwnerView, link: Callable[[], TableLink | None]) -> None:
+        self._owner = owner
+        self._link = link
+        self._shown: object = None
+
+    def _overlay(self, snapshot: Any) -> Any:
+        import dataclasses
+        from types import MappingProxyType
+
+        link = self._link()
+        pool = None if link is None else link.pool
+        if link is None or pool is None or link.level not in (snapshot.meters or {}):
+            return snapshot
+        meters = dict(snapshot.meters)
+        meters[link.level] = MappingProxyType(
+            {**meters[link.level], "display_cents": int(pool["display_cents"])}
+        )
+        return dataclasses.replace(snapshot, meters=MappingProxyType(meters))
+
+    @property
+    def public(self) -> Any:
+        return self._overlay(self._owner.public)
+
+    def wait_published(self, after_seq: int, timeout: float | None = None) -> Any:
+        deadline = time.monotonic() + (1.0 if timeout is None else timeout)
+        while True:
+            snap = self._owner.wait_published(after_seq, timeout=0.02)
+            link = self._link()
+            pool = None if link is None else link.pool
+            changed = pool is not None and pool is not self._shown
+            if snap.seq > after_seq or changed or time.monotonic() >= deadline:
+                self._shown = pool
+                return self._overlay(snap)

@@ -268,10 +268,11 @@ def _build(config: TableConfig, journal_path: Path, parts: Parts, holds: list[Ho
     owner_box.append(owner)
     serial: list[SerialAdapter] = [shoe, shuffler]
     table = Table(config, owner, devices, gpio, port, shoe, shuffler, serial, parts, holds)
-    if gpio.sign is not None:
-        table.attach(SignAttachment(gpio.sign))
-    if config.link.enabled:
-        table.attach(LinkAttachment(config, journal_path))
+    link = LinkAttachment(config, journal_path) if config.link.enabled else None
+    if link is not None:
+        table.attach(link)
+    if gpio.sign is not None:  # a linked level shows the pool's value (docs/link.md)
+        table.attach(SignAttachment(gpio.sign, link))
     return table
 
 
@@ -282,14 +283,21 @@ class SignAttachment:
     name = "meter sign"
     stop_after_owner = True  # it waits on the owner's publications; the owner's stop wakes it
 
-    def __init__(self, sign: Any) -> None:
+    def __init__(self, sign: Any, link: LinkAttachment | None = None) -> None:
         self._sign = sign
+        self._link = link
         self.reader: Any = None
 
     def start(self, owner: Owner) -> None:
         from controller.service.meter_sign import SignReader
 
-        self.reader = SignReader(owner, self._sign)
+        source: Any = owner
+        if self._link is not None:
+            from controller.link.table import PoolOverlay
+
+            link = self._link
+            source = PoolOverlay(owner, lambda: link.link)
+        self.reader = SignReader(source, self._sign)
         self.reader.start()
 
     def stop(self) -> None:

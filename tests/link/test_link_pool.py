@@ -86,6 +86,13 @@ def test_pool_meter_equals_contributions_less_payouts_in_every_journal(
             10,
             what="the pool holds every contribution",
         )
+    # what the table's display shows of the linked level is the pool's value, not its own meter
+    from controller.link.table import PoolOverlay
+
+    for t in made:
+        shown = PoolOverlay(t.owner, lambda t=t: t.link).public.meters["progressive"]
+        assert shown["display_cents"] == t.link.pool["display_cents"]
+        assert t.owner.public.meters["progressive"]["display_cents"] != shown["display_cents"]
     ctl.stop()
     contributed = 0
     paid = 0
