@@ -417,12 +417,15 @@ class ControllerThread:
         self._thread: threading.Thread | None = None
         self.error: BaseException | None = None
 
-    def start(self, timeout: float = 15.0) -> None:
+    def start(self, timeout: float = 15.0, *, wait: bool = True) -> None:
+        """Start the thread; with ``wait``, until the controller serves (NATS reached)."""
         import threading
 
         self._ready.clear()
         self._thread = threading.Thread(target=self._run, name="link-controller", daemon=True)
         self._thread.start()
+        if not wait:
+            return
         if not self._ready.wait(timeout):
             raise TimeoutError("the link controller did not start")
         if self.error is not None:

@@ -165,7 +165,7 @@ class Director:
             if offered is not None:
                 return offered
             lit = {int(p) for p in (rnd.get("wagers") or {})}
-            for position in self.wagers_wanted(rid):
+            for position in [] if _progressive_refused(view) else self.wagers_wanted(rid):
                 if position not in lit:
                     self._pins.drop_chip(position)
                     return "chip_detected"
@@ -224,6 +224,10 @@ class Director:
             return None
         if state == "Open_JackpotPending":
             pending = rnd.get("pending") or ()
+            link = view.get("link") or {}
+            level = link.get("level")
+            if pending and pending[0].get("level") == level and "locked_cents" not in pending[0]:
+                return None  # the link controller has not locked the pool's payout yet
             if pending:
                 position = int(pending[0]["position"])
                 return self._event(
@@ -246,3 +250,11 @@ class Director:
         return self._event(
             "fault_raised", {"code": "DEVICE_STALLED", "device": device, "detail": detail}
         )
+
+
+def _progressive_refused(view: Mapping[str, Any]) -> bool:
+    """The table refuses progressive wagers now (the linked pool's controller out of reach, the
+    floor link down or the floor system's SAS 01): the players place none."""
+    link = view.get("link") or {}
+    floor = view.get("floor") or {}
+    return bool(link.get("down") or floor.get("link_blocks") or floor.get("refused"))
