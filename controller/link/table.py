@@ -57,6 +57,8 @@ _ROWS = (
     " WHERE seq > ? ORDER BY seq LIMIT ?"
 )
 READ_BATCH = 512
+#: How long a stop may spend sending the entries committed last (seconds).
+DRAIN_S = 2.0
 
 
 class OwnerView(Protocol):
@@ -259,6 +261,8 @@ class TableLink:
             for task in tasks:
                 with contextlib.suppress(BaseException):
                     await task
+            with contextlib.suppress(Exception):  # a clean stop leaves no backlog it can send
+                await asyncio.wait_for(self._drain(nc), DRAIN_S)
             with contextlib.suppress(Exception):
                 await nc.close()
 
@@ -310,6 +314,27 @@ class TableLink:
             if carries_cards(entry) and entry.round_id not in self._resolved:
                 return i
         return len(self._buffer)
+
+    async def _drain(self, nc: Any) -> None:
+        """At a stop: send what is committed and may go, once (an outage leaves it queued)."""
+        self._read()
+        n = self._shippable()
+        js = nc.jetstream()
+        subject = journal_subject(self.table_id)
+        sent = 0
+        for entry in self._buffer[:n]:
+            await js.publish(
+                subject,
+                encode_entry(entry),
+                timeout=1.0,
+                headers=headers_for(self.table_id, self.asset, entry.seq),
+            )
+            sent += 1
+        if sent:
+            last = self._buffer[sent - 1].seq
+            del self._buffer[:sent]
+            write_cursor(self.cursor_file, last)
+            self.status.shipped_seq = last
 
     async def _ship(self, nc: Any) -> None:
         js = nc.jetstream()
