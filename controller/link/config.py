@@ -123,7 +123,7 @@ class LinkSection:
 CONTROLLER_SECTIONS = ("link", "pool", "tables")
 CONTROLLER_LINK_KEYS = (
     "pool", "servers", "user", "password_file", "tls_ca", "tls_cert", "tls_key", "journal",
-    "anchor", "key_file", "batch",
+    "anchor", "key_file", "batch", "replicas",
 )  # fmt: skip
 POOL_KEYS = (
     "level", "initial_cents", "reset_cents", "rate_bp", "hidden_rate_bp", "limit_cents",
@@ -147,6 +147,8 @@ class ControllerConfig:
     key_file: Path | None = None
     batch: int = 256
     source: str = ""
+    #: JetStream replicas of the stream and the bucket it creates (3 on a three-node cluster)
+    replicas: int = 1
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "<config>") -> ControllerConfig:
@@ -158,6 +160,7 @@ class ControllerConfig:
             raise r.error("journal", "required (an absolute path: the pool's journal)")
         conn = _connection(r)
         batch = r.integer("batch", 256, 1, 4096)
+        replicas = r.integer("replicas", 1, 1, 5)
         p = top.table("pool", POOL_KEYS)
         initial = p.integer("initial_cents", lo=0, hi=10**11)
         reset = p.integer("reset_cents", initial, 0, 10**11)
@@ -192,7 +195,7 @@ class ControllerConfig:
             raise ConfigValueError("tables", "two tables share an asset number")
         return cls(
             pool, conn, journal, level, wager, paytable, tables,
-            _path(r, "anchor"), _path(r, "key_file"), batch, source,
+            _path(r, "anchor"), _path(r, "key_file"), batch, source, replicas,
         )  # fmt: skip
 
 

@@ -205,12 +205,15 @@ class LinkController:
                     storage=api.StorageType.FILE,
                     retention=api.RetentionPolicy.LIMITS,
                     duplicate_window=DUPLICATE_WINDOW_S,
+                    num_replicas=self.cfg.replicas,
                 )
             )
         try:
             self._kv = await js.key_value(KV_BUCKET)
         except Exception:
-            self._kv = await js.create_key_value(bucket=KV_BUCKET, history=1)
+            self._kv = await js.create_key_value(
+                bucket=KV_BUCKET, history=1, replicas=self.cfg.replicas
+            )
         config = api.ConsumerConfig(
             ack_policy=api.AckPolicy.EXPLICIT,
             deliver_policy=api.DeliverPolicy.ALL,
