@@ -248,6 +248,10 @@ class TableConfig:
             f"journal: {self.journal_path}",
             f"console: {self.console.socket if self.console.enabled else 'disabled'}",
             f"supervisors: {len(self.supervisors)} ({', '.join(sorted(self.supervisors))})",
+            f"link: pool {self.link.pool} via {', '.join(self.link.connection.servers)} "
+            f"(linked wager unplayable after {self.link.timeout_s:g} s without the controller)"
+            if self.link.enabled
+            else "link: not linked",
         ]
 
 
