@@ -54,6 +54,13 @@ from fsm.rules.progressive import ProgressiveTable
 log = logging.getLogger(__name__)
 
 NowMs = Callable[[], int]
+#: A batch fetched but not acknowledged (the controller died while committing it) comes back
+#: after this long (seconds); a batch is committed and acked in milliseconds.
+ACK_WAIT_S = 5.0
+#: How long a gap in a table's stream may wait for its redelivery before it is refused (s), and
+#: how soon an entry past it is offered again.
+GAP_GRACE_S = 4 * ACK_WAIT_S
+GAP_RETRY_S = 0.5
 
 
 def utc_now_ms() -> int:
@@ -138,6 +145,7 @@ class LinkController:
             k: Head(t.seq, t.hash) for k, t in self.pool.tables.items() if t.seq
         }
         self.refused_logged: set[str] = set()
+        self._gaps: dict[str, tuple[int, float]] = {}  # table -> (seq held, first seen)
         self._hits: asyncio.Queue[Any] = asyncio.Queue()
         self._kv: Any = None
         self.consumed = 0
@@ -217,7 +225,7 @@ class LinkController:
         config = api.ConsumerConfig(
             ack_policy=api.AckPolicy.EXPLICIT,
             deliver_policy=api.DeliverPolicy.ALL,
-            ack_wait=30,
+            ack_wait=ACK_WAIT_S,
             max_ack_pending=-1,
         )
         return await js.pull_subscribe(
@@ -250,6 +258,7 @@ class LinkController:
             return
         parts: dict[str, dict[str, Any]] = {}
         heads = dict(self.heads)
+        later: list[Any] = []
         for msg in msgs:
             table = table_of_subject(msg.subject) or "?"
             try:
@@ -267,9 +276,14 @@ class LinkController:
             action, reason = check_next(table, heads.get(table), entry)
             if action == "duplicate":
                 continue
+            held = heads.get(table, Head(0, "")).seq
+            if action == "refuse" and entry.seq > held + 1 and self._gap_may_fill(table, held):
+                later.append(msg)  # a redelivery of the missing seq comes after this one
+                continue
             if action == "refuse":
                 self._refuse(table, entry.seq, reason or "refused")
                 continue
+            self._gaps.pop(table, None)
             heads[table] = Head(entry.seq, entry.hash)
             part = parts.setdefault(table, {"table": table, "movements": []})
             part["last_seq"], part["last_hash"] = entry.seq, entry.hash
@@ -290,10 +304,22 @@ class LinkController:
             self.state.append("consumed", {"tables": [parts[k] for k in sorted(parts)]})
             self.heads = heads
         for msg in msgs:  # only once the batch is committed
-            await msg.ack()
+            if any(msg is m for m in later):
+                await msg.nak(delay=GAP_RETRY_S)
+            else:
+                await msg.ack()
         self.consumed += len(msgs)
         if parts:
             await self._publish_value()
+
+    def _gap_may_fill(self, table: str, held: int) -> bool:
+        """An entry past a gap: the missing ones may still come (JetStream redelivers what a
+        controller that died fetched without acking after ``ACK_WAIT_S``, after newer ones).
+        True while the gap is younger than ``GAP_GRACE_S``; after that it is refused."""
+        first = self._gaps.setdefault(table, (held, time.monotonic()))
+        if first[0] != held:
+            first = self._gaps[table] = (held, time.monotonic())
+        return time.monotonic() - first[1] < GAP_GRACE_S
 
     def _refuse(self, table: str, seq: int, reason: str) -> None:
         """Journal a refused stream once per table (the entry names the table and seq)."""

@@ -131,7 +131,10 @@ class TableLink:
         self.owner = owner
         self.journal_path = Path(journal_path)
         self.cursor_file = cursor_path(self.journal_path)
-        self.status = LinkStatus(shipped_seq=read_cursor(self.cursor_file))
+        cursor = read_cursor(self.cursor_file)
+        # what the controller must hold before the table resumes: at least everything shipped
+        # before this start (its contributions among it), then each contribution read since
+        self.status = LinkStatus(shipped_seq=cursor, need_seq=cursor)
         self._on_pool = on_pool
         self._thread: threading.Thread | None = None
         self._waker: threading.Thread | None = None

@@ -168,7 +168,11 @@ def test_link_controller_then_nats_lost_mid_round_linked_wager_unplayable_nothin
     nats.start()
     ctl.start()
     for t in made:
-        wait_for(lambda t=t: not t.link_down(), 20, what=f"{t.config.table.id} resumed")
+        wait_for(
+            lambda t=t: not t.link_down(),
+            30,
+            what=f"{t.config.table.id} resumed ({t.link.status}; {ctl.log.read_text()[-600:]})",
+        )
         t.bet()
         assert t.devices.armed is True
         assert chip_refused(t, 1) is None
