@@ -287,6 +287,10 @@ class LinkController:
             heads[table] = Head(entry.seq, entry.hash)
             part = parts.setdefault(table, {"table": table, "movements": []})
             part["last_seq"], part["last_hash"] = entry.seq, entry.hash
+            if entry.type == "link_state" and entry.data.get("pool") == self.pool_id:
+                part["joined"] = True  # from here on the table's contributions are the pool's
+            if not (part.get("joined") or (t is not None and t.joined)):
+                continue  # made before the table was linked: its own meter's, not the pool's
             for mv in movements(entry, self.pool.params.level.name):
                 part["movements"].append(
                     {

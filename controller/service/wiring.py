@@ -148,6 +148,7 @@ class Table:
             _release(self.holds)
             raise
         try:
+            self._unlink_if_configured_so()
             for attachment in self.attachments:
                 try:
                     attachment.start(self.owner)
@@ -161,6 +162,18 @@ class Table:
         except BaseException:
             self.stop()  # nothing is left running when start fails
             raise
+
+    def _unlink_if_configured_so(self) -> None:
+        """A table whose journal says it is linked but whose configuration has no ``[link]``
+        any more journals that it is not (docs/link.md): its progressive is its own again."""
+        view = self.owner.public.view
+        link = view.get("link") if not self.config.link.enabled else None
+        if link:
+            from fsm.round.events import Event
+
+            detail = "not linked: the configuration has no [link] section"
+            data = {"up": True, "linked": False, "pool": link["pool"], "level": link["level"]}
+            self.owner.post(Event("link_state", {**data, "detail": detail}))
 
     def arm_inputs(self) -> None:
         """Every input once the owner runs, the one place for it: the GPIO handlers attached

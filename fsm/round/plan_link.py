@@ -22,6 +22,9 @@ def _p_link_state(m: Round, e: LinkState) -> Plan:
         raise _Reject(f"level: no level {e.level!r}; levels: {', '.join(m.meters)}"[:200])
 
     def act() -> None:
+        if not e.linked:
+            m.link = None
+            return
         m.link = {
             "pool": e.pool,
             "level": e.level,

@@ -82,9 +82,13 @@ class TableState:
     refused: str | None = None
     round_id: int | None = None
     open: list[dict[str, JSON]] = field(default_factory=list)
+    #: the table's journal has named this pool (a link_state entry): contributions count from
+    #: there on, never those it made before it was linked
+    joined: bool = False
 
     def to_json(self) -> dict[str, JSON]:
         return {
+            "joined": self.joined,
             "asset": self.asset,
             "seq": self.seq,
             "hash": self.hash,
@@ -102,6 +106,7 @@ class TableState:
             d.get("refused"),
             d.get("round_id"),
             [dict(c) for c in d.get("open", [])],
+            bool(d.get("joined", False)),
         )
 
 
@@ -186,6 +191,8 @@ class Pool:
         t = self._table(table)
         effects: list[dict[str, JSON]] = []
         level = self.params.level
+        if data.get("joined"):
+            t.joined = True
         for mv in data.get("movements", []):
             rid = int(mv["round_id"])
             if mv["kind"] == "contribution":

@@ -230,3 +230,39 @@ def test_two_hits_at_two_tables_paid_in_recorded_order_second_from_reset(
     seqs = {h["table"]: n for n, (_, typ, h) in enumerate(journal(tmp_path / "pool.db"))
             if typ == "hit_locked"}  # fmt: skip
     assert sorted(seqs, key=seqs.__getitem__) == [h["table"] for h in locks]
+
+
+def test_contributions_made_before_a_table_was_linked_are_not_the_pools(
+    tmp_path: Path,
+    nats: NatsServer,
+    controllers: list,
+    tables: list,  # type: ignore[type-arg]
+) -> None:
+    """The pool grows only from wagers made while the table was linked: a table's history from
+    before (its own progressive) is shipped and chain-checked, never counted."""
+    ctl = LinkController(controller_toml(tmp_path / "link.toml", nats.url, {"T1": 70001}))
+    ctl.start()
+    controllers.append(ctl)
+    t = LinkedTable(tmp_path, "T1", 70001, nats.url)
+    t.owner.start()  # not linked yet: no link attachment
+    t.open()
+    t.play((1, 2))
+    t.owner.stop()
+    t = LinkedTable(tmp_path, "T1", 70001, nats.url)
+    t.start()
+    tables.append(t)
+    wait_for(lambda: not t.link_down(), 15, what="T1 confirmed")
+    t.play((3,))
+    wait_for(lambda: held(t, t), what="the pool holds the linked round")
+    ctl.stop()
+    (linked_seq,) = [s for s, typ, _ in journal(t.db) if typ == "link_state"][:1]
+    after = [
+        mv["wagered_cents"] * 2600
+        for s, _, d in journal(t.db)
+        if s > linked_seq
+        for mv in d.get("effects", [])
+        if mv["type"] == "meter_movement" and mv["kind"] == "contribution"
+    ]
+    pool = [e["units"] for e in effects(tmp_path / "pool.db", "pool_contribution")]
+    assert pool == after and len(after) == 1
+    assert len(effects(t.db, "meter_movement")) > 1  # the unlinked round did contribute locally
