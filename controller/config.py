@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controller.floor.config import SasSection, parse_sas
-from controller.web.config import WebSection
 from controller.link.config import LinkSection
+from controller.web.config import WebSection
 from drivers.gpio.config import PinConfig
 from drivers.serial.adapter import DeviceConfig
 from drivers.serial.shoe import ShoeConfig
