@@ -517,6 +517,10 @@ class PoolOverlay:
     def public(self) -> Any:
         return self._overlay(self._owner.public)
 
+    def __getattr__(self, name: str) -> Any:
+        """Everything else is the owner's (``post``, ``post_tracked``, ``alive`` ...)."""
+        return getattr(self._owner, name)
+
     def wait_published(self, after_seq: int, timeout: float | None = None) -> Any:
         deadline = time.monotonic() + (1.0 if timeout is None else timeout)
         while True:

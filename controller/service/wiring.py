@@ -134,7 +134,12 @@ class Table:
     failed: list[tuple[Attachment, OSError]] = field(default_factory=list)
 
     def attach(self, attachment: Attachment) -> None:
-        """Add an attachment (before ``start``)."""
+        """Add an attachment (before ``start``). The page of a linked table shows the pool's
+        value (its link attachment, attached by `wire`, is handed to it)."""
+        if isinstance(attachment, WebAttachment):
+            attachment.link = next(
+                (a for a in self.attachments if isinstance(a, LinkAttachment)), None
+            )
         self.attachments.append(attachment)
 
     def start(self, *, arm: bool = True) -> None:
@@ -437,13 +442,21 @@ class WebAttachment:
         self._mode = mode
         self.server: Any = None
         self.error: OSError | None = None
+        #: the table's link (`Table.attach` sets it): the page shows the pool's value
+        self.link: LinkAttachment | None = None
 
     def start(self, owner: Owner) -> None:
         from controller.web.server import WebServer
 
         game = self._config.game
+        source: Any = owner
+        if self.link is not None:
+            from controller.link.table import PoolOverlay
+
+            link = self.link
+            source = PoolOverlay(owner, lambda: link.link)
         server = WebServer(
-            owner,
+            source,
             self._journal_path,
             self._config.supervisors,
             self._config.web,

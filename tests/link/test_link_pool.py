@@ -88,10 +88,15 @@ def test_pool_meter_equals_contributions_less_payouts_in_every_journal(
         )
     # what the table's display shows of the linked level is the pool's value, not its own meter
     from controller.link.table import PoolOverlay
+    from controller.web.view import frame
 
     for t in made:
-        shown = PoolOverlay(t.owner, lambda t=t: t.link).public.meters["progressive"]
+        overlay = PoolOverlay(t.owner, lambda t=t: t.link)
+        shown = overlay.public.meters["progressive"]
         assert shown["display_cents"] == t.link.pool["display_cents"]
+        page = frame(overlay.public, [], None, mode="pit")  # the table's page
+        assert page["link"]["pool"] == "POOL1" and page["link"]["down"] is False
+        assert page["meters"][0]["display_cents"] == t.link.pool["display_cents"]
         assert t.owner.public.meters["progressive"]["display_cents"] != shown["display_cents"]
     ctl.stop()
     contributed = 0
