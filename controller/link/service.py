@@ -44,6 +44,7 @@ from controller.link.messages import (
     check_next,
     confirm_subject,
     decode_entry,
+    effects_of,
     hit_subject,
     movements,
     table_of_subject,
@@ -291,7 +292,20 @@ class LinkController:
                 part["joined"] = True  # from here on the table's contributions are the pool's
             if not (part.get("joined") or (t is not None and t.joined)):
                 continue  # made before the table was linked: its own meter's, not the pool's
-            for mv in movements(entry, self.pool.params.level.name):
+            level = self.pool.params.level.name
+            for e in effects_of(entry):  # a locked hit voided at the table (rare)
+                if e.get("type") == "hit_voided" and e.get("level") == level:
+                    part["movements"].append(
+                        {
+                            "seq": entry.seq,
+                            "round_id": entry.round_id,
+                            "kind": "hit_voided",
+                            "position": e.get("position"),
+                            "supervisor": e.get("supervisor"),
+                            "reason": e.get("reason"),
+                        }
+                    )
+            for mv in movements(entry, level):
                 part["movements"].append(
                     {
                         "seq": entry.seq,

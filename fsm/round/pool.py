@@ -214,6 +214,8 @@ class Pool:
                         "units": c.display + c.overflow + c.reserve,
                     }
                 )
+            elif mv["kind"] == "hit_voided":
+                effects.extend(self._unlock(table, rid, mv))
             elif mv["kind"] == "reversal" and t.round_id == rid and t.open:
                 c = Contribution.from_json(t.open.pop(0))
                 self.meters.reverse(c)
@@ -228,6 +230,30 @@ class Pool:
                 )
         t.seq, t.hash = int(data["last_seq"]), str(data["last_hash"])
         return effects
+
+    def _unlock(self, table: str, rid: int, mv: Mapping[str, JSON]) -> list[dict[str, JSON]]:
+        """A supervisor at the table voided a hit the pool had locked: the pool paid nothing, so
+        the locked amount goes back on the display meter as a recorded correction (NJ
+        13:69D-1.52(f)) naming the table's void; the reset that followed the lock stays."""
+        key = self.hit_key(table, rid, int(mv["position"]))
+        lock = self.locked.get(key)
+        if lock is None or lock.get("voided"):
+            return []
+        cents = int(lock["cents"])
+        self.meters.correct("display", cents)
+        lock["voided"] = True
+        return [
+            {
+                "type": "pool_correction",
+                "table": table,
+                "seq": int(mv["seq"]),
+                "round_id": rid,
+                "position": int(mv["position"]),
+                "cents": cents,
+                "reason": f"hit voided at the table by {mv.get('supervisor')}: "
+                f"{mv.get('reason')}"[:200],
+            }
+        ]
 
     def _refuse(self, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
         table = str(data["table"])
