@@ -163,8 +163,30 @@ class LinkController:
             self.proc = None
 
 
+class InProcessController:
+    """The link controller on a thread of the test's process (`ControllerThread`): the same
+    service without a process start; for the tests that never kill it."""
+
+    def __init__(self, config: Path) -> None:
+        self.config = config
+        self.log = config.with_suffix(".log")
+        self.thread: Any = None
+
+    def start(self) -> None:
+        from controller.link.config import load_controller_config
+        from controller.link.service import ControllerThread
+
+        self.thread = ControllerThread(load_controller_config(self.config))
+        self.thread.start(wait=False)
+
+    def stop(self) -> None:
+        if self.thread is not None:
+            self.thread.stop()
+            self.thread = None
+
+
 @pytest.fixture()
-def controllers() -> Iterator[list[LinkController]]:
+def controllers() -> Iterator[list[Any]]:
     made: list[LinkController] = []
     yield made
     for c in made:

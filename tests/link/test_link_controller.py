@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import LinkController, NatsServer, controller_toml, wait_for
+from conftest import InProcessController, NatsServer, controller_toml, wait_for
 
 from controller.journal.audit import connect_read_only
 from controller.journal.format import Entry, JournalError, StorageFault, canonical_json, entry_hash
@@ -74,7 +74,7 @@ def test_a_forged_stream_is_refused_with_the_table_and_seq(
     nats: NatsServer,
     controllers: list,  # type: ignore[type-arg]
 ) -> None:
-    ctl = LinkController(controller_toml(tmp_path / "link.toml", nats.url, {"T1": 70001}))
+    ctl = InProcessController(controller_toml(tmp_path / "link.toml", nats.url, {"T1": 70001}))
     ctl.start()
     controllers.append(ctl)
     pool_db = tmp_path / "pool.db"

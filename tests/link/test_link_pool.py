@@ -1,16 +1,18 @@
 """A linked progressive across tables (NY 5321.18(b), NJ 13:69E-1.39B): the pool's meter grows
 from every table's contributions, at the pool's configured rate, and is paid from by the hits the
 link controller locks; its journal, and every table's, account for it to the cent. Real
-nats-server, the link controller in its own process, real journals.
+nats-server, the link controller (its own process where it is killed), real journals.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from conftest import (
     JACKPOT,
+    InProcessController,
     LinkController,
     LinkedTable,
     NatsServer,
@@ -41,10 +43,13 @@ def effects(db: Path, etype: str) -> list[dict]:  # type: ignore[type-arg]
 def start_linked(
     tmp_path: Path,
     nats: NatsServer,
-    controllers: list,
+    controllers: list,  # type: ignore[type-arg]
     tables: list,  # type: ignore[type-arg]
-) -> tuple[LinkController, list[LinkedTable]]:
-    ctl = LinkController(controller_toml(tmp_path / "link.toml", nats.url, TABLES))
+    process: bool = False,
+) -> tuple[Any, list[LinkedTable]]:
+    """The controller (its own process when the test kills it) and three linked tables."""
+    make = LinkController if process else InProcessController
+    ctl = make(controller_toml(tmp_path / "link.toml", nats.url, TABLES))
     ctl.start()
     controllers.append(ctl)
     made = [LinkedTable(tmp_path, tid, asset, nats.url) for tid, asset in TABLES.items()]
@@ -148,7 +153,7 @@ def test_link_controller_then_nats_lost_mid_round_linked_wager_unplayable_nothin
     loses communication with it, the linked wager is unplayable (acceptors not armed, journaled,
     in the published snapshot) while the base game goes on; nothing contributed is lost, and play
     resumes once the controller confirms it holds every contribution."""
-    ctl, made = start_linked(tmp_path, nats, controllers, tables)
+    ctl, made = start_linked(tmp_path, nats, controllers, tables, process=True)
     for t in made:
         t.play((1, 2))
     for t in made:  # mid-round: chips are lit
@@ -245,7 +250,7 @@ def test_contributions_made_before_a_table_was_linked_are_not_the_pools(
 ) -> None:
     """The pool grows only from wagers made while the table was linked: a table's history from
     before (its own progressive) is shipped and chain-checked, never counted."""
-    ctl = LinkController(controller_toml(tmp_path / "link.toml", nats.url, {"T1": 70001}))
+    ctl = InProcessController(controller_toml(tmp_path / "link.toml", nats.url, {"T1": 70001}))
     ctl.start()
     controllers.append(ctl)
     t = LinkedTable(tmp_path, "T1", 70001, nats.url)

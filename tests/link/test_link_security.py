@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import LinkController, LinkedTable, NatsServer, controller_toml, wait_for
+from conftest import InProcessController, LinkedTable, NatsServer, controller_toml, wait_for
 
 from controller.link.config import Connection
 from controller.link.security import nats_server_conf
@@ -99,7 +99,7 @@ def test_tls_and_a_table_may_publish_only_on_its_own_subject(
         f'user = "link-POOL1"\npassword_file = "{secrets["link-POOL1"]}"\n'
         f'tls_ca = "{certs["ca"]}"\n'
     )
-    ctl = LinkController(controller_toml(tmp_path / "link.toml", server.url, {"T1": 70001,
+    ctl = InProcessController(controller_toml(tmp_path / "link.toml", server.url, {"T1": 70001,
                                                                              "T2": 70002},
                                          extra=extra))  # fmt: skip
     ctl.start()
