@@ -240,6 +240,7 @@ class Pool:
         if lock is None or lock.get("voided"):
             return []
         cents = int(lock["cents"])
+        why = f"hit voided at the table by {mv.get('supervisor')}: {mv.get('reason')}"
         self.meters.correct("display", cents)
         lock["voided"] = True
         return [
@@ -250,8 +251,7 @@ class Pool:
                 "round_id": rid,
                 "position": int(mv["position"]),
                 "cents": cents,
-                "reason": f"hit voided at the table by {mv.get('supervisor')}: "
-                f"{mv.get('reason')}"[:200],
+                "reason": why[:200],
             }
         ]
 

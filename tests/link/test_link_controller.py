@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import InProcessController, NatsServer, controller_toml, wait_for
+from link_support import InProcessController, NatsServer, controller_toml, wait_for
 
 from controller.journal.audit import connect_read_only
 from controller.journal.format import Entry, JournalError, StorageFault, canonical_json, entry_hash

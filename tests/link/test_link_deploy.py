@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import ROOT
+from link_support import ROOT
 
 from controller.link.config import load_controller_config
 from controller.link.security import nats_server_conf, table_permissions

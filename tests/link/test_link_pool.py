@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import (
+from link_support import (
     JACKPOT,
     InProcessController,
     LinkController,

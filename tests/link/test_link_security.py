@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import InProcessController, LinkedTable, NatsServer, controller_toml, wait_for
+from link_support import InProcessController, LinkedTable, NatsServer, controller_toml, wait_for
 
 from controller.link.config import Connection
 from controller.link.security import nats_server_conf

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from conftest import LinkedTable, NatsServer, wait_for
+from link_support import LinkedTable, NatsServer, wait_for
 
 from controller.journal.audit import connect_read_only
 from controller.link.messages import (

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import ROOT, nats_binary
+from link_support import ROOT, nats_binary
 
 from controller.cli import main
 from controller.journal.audit import connect_read_only
