@@ -15,7 +15,7 @@ from fsm.round import states as S
 from fsm.round.checks import Plan, _invalid, _Reject
 from fsm.round.constants import CARDS_PER_HAND, STACKS
 from fsm.round.context import Round
-from fsm.round.effects import Alert, DealerHand, Dispense, HitVoidedEffect, Outcome
+from fsm.round.effects import Alert, DealerHand, Dispense, HitVoidedEffect, Outcome, Pay
 from fsm.round.events import (
     Dealt,
     HitValidated,
