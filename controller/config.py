@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from controller.floor.config import SasSection, parse_sas
+from controller.link.config import LinkSection
 from controller.web.config import WebSection
 from drivers.gpio.config import PinConfig
 from drivers.serial.adapter import DeviceConfig
@@ -49,6 +50,7 @@ SIMULATED_TABLE = DATA_DIR / "simulated-table.toml"
 SECTIONS = (
     "table", "pins", "serial", "sas", "game", "bonus", "journal", "console", "supervisors",
     "web",
+    "link",
 )  # fmt: skip
 SERIAL_DEVICES = ("shoe", "shuffler")
 SERIAL_MODELS = ("reference",)
@@ -199,6 +201,8 @@ class TableConfig:
     journal_key_file: Path | None = None
     #: [web]: the table's page (controller/web)
     web: WebSection = field(default_factory=WebSection)
+    #: [link]: the linked progressive's pool and NATS servers (controller/link/config.py)
+    link: LinkSection = field(default_factory=LinkSection)
 
     @property
     def bonus(self) -> BonusConfig | None:
@@ -244,6 +248,10 @@ class TableConfig:
             f"journal: {self.journal_path}",
             f"console: {self.console.socket if self.console.enabled else 'disabled'}",
             f"supervisors: {len(self.supervisors)} ({', '.join(sorted(self.supervisors))})",
+            f"link: pool {self.link.pool} via {', '.join(self.link.connection.servers)} "
+            f"(linked wager unplayable after {self.link.timeout_s:g} s without the controller)"
+            if self.link.enabled
+            else "link: not linked",
         ]
 
 
@@ -543,6 +551,15 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     console = _parse_console(data.get("console", {}), problems)
     supervisors = _parse_supervisors(data["supervisors"], problems) if "supervisors" in data else {}
     web = _delegate(WebSection.from_mapping, data.get("web", {}), "web", problems)
+    link = LinkSection()
+    if "link" in data:
+        link = _delegate(
+            lambda raw, where: LinkSection.from_mapping(raw, table.id, where),
+            data["link"], "link", problems,
+        ) or LinkSection()  # fmt: skip
+        names = [lvl.name for lvl in game.levels] if game is not None else []
+        if link.level is not None and game is not None and link.level not in names:
+            problems.append(f"link.level: {link.level!r} is not a level of [[game.levels]]")
     if problems or pins is None or game is None:
         raise ConfigError(source, problems or ["configuration could not be validated"])
     return TableConfig(
@@ -558,6 +575,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         source=source,
         console=console,
         web=web or WebSection(),
+        link=link,
     )
 
 

@@ -171,7 +171,7 @@ def test_a_section_nothing_reads_is_refused() -> None:
     data["webpage"] = {"enabled": True, "port": 8080}
     assert problems_of(data) == [
         "webpage: unknown section (allowed: table, pins, serial, sas, game, bonus, journal, "
-        "console, supervisors, web)"
+        "console, supervisors, web, link)"
     ]
 
 

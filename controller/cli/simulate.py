@@ -83,6 +83,18 @@ def register(sub: Any) -> None:
         help="without --headless: the supervisor console's socket (default: beside the journal, "
         "<db>.console.sock)",
     )
+    p.add_argument(
+        "--tables",
+        type=int,
+        metavar="N",
+        help="with --headless --linked: N simulated tables on one linked pool (docs/link.md)",
+    )
+    p.add_argument(
+        "--linked",
+        action="store_true",
+        help="with --tables N: the tables' progressive linked through a link controller",
+    )
+    p.add_argument("--nats", metavar="URL", help="with --linked: this NATS server, not a new one")
     p.add_argument("-v", "--verbose", action="store_true", help="log warnings and errors")
     p.set_defaults(func=run_simulate)
 
@@ -101,6 +113,22 @@ def run_simulate(args: argparse.Namespace) -> int:
     except ValueError as exc:
         print(f"tablectl simulate: {exc}", file=err)
         return EXIT_BAD_INPUT
+    linked = _linked_problem(args)
+    if linked is not None:
+        print(f"tablectl simulate: {linked}", file=err)
+        return EXIT_BAD_INPUT
+    if args.linked:
+        from controller.link.simrun import run_linked
+
+        return run_linked(
+            int(args.tables),
+            int(args.rounds),
+            str(args.seed),
+            fault_spec=args.faults,
+            nats_url=args.nats,
+            directory=Path(args.db).with_suffix("") if args.db else None,
+            out=sys.stdout,
+        )
     if args.headless:
         if args.rounds is None:
             print("tablectl simulate: --headless needs --rounds N", file=err)
@@ -147,6 +175,26 @@ def run_simulate(args: argparse.Namespace) -> int:
         return _simulate_locked(args, db, simulate)
     finally:
         lock.release()
+
+
+def _linked_problem(args: argparse.Namespace) -> str | None:
+    """Why the many-tables options do not go together (None: they do, or none is given)."""
+    from controller.link.simrun import LINK_FAULTS
+
+    link_faults = [f for f in parse_faults(args.faults) if f.kind in LINK_FAULTS]
+    if not args.linked:
+        if args.tables is not None or args.nats is not None:
+            return "--tables and --nats need --linked"
+        if link_faults:
+            return f"--faults {link_faults[0]}: needs --tables N --linked"
+        return None
+    if args.tables is None or args.tables < 1:
+        return "--linked needs --tables N (1 or more)"
+    if not args.headless or args.rounds is None or args.rounds < 1:
+        return "--linked needs --headless --rounds N"
+    if args.sas_link or args.linger:
+        return "--linked takes no --sas-link or --linger"
+    return None
 
 
 def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:

@@ -137,7 +137,12 @@ class Table:
     failed: list[tuple[Attachment, OSError]] = field(default_factory=list)
 
     def attach(self, attachment: Attachment) -> None:
-        """Add an attachment (before ``start``)."""
+        """Add an attachment (before ``start``). The page of a linked table shows the pool's
+        value (its link attachment, attached by `wire`, is handed to it)."""
+        if isinstance(attachment, WebAttachment):
+            attachment.link = next(
+                (a for a in self.attachments if isinstance(a, LinkAttachment)), None
+            )
         self.attachments.append(attachment)
 
     def start(self, *, arm: bool = True) -> None:
@@ -151,6 +156,7 @@ class Table:
             _release(self.holds)
             raise
         try:
+            self._unlink_if_configured_so()
             for attachment in self.attachments:
                 try:
                     attachment.start(self.owner)
@@ -164,6 +170,18 @@ class Table:
         except BaseException:
             self.stop()  # nothing is left running when start fails
             raise
+
+    def _unlink_if_configured_so(self) -> None:
+        """A table whose journal says it is linked but whose configuration has no ``[link]``
+        any more journals that it is not (docs/link.md): its progressive is its own again."""
+        view = self.owner.public.view
+        link = view.get("link") if not self.config.link.enabled else None
+        if link:
+            from fsm.round.events import Event
+
+            detail = "not linked: the configuration has no [link] section"
+            data = {"up": True, "linked": False, "pool": link["pool"], "level": link["level"]}
+            self.owner.post(Event("link_state", {**data, "detail": detail}))
 
     def arm_inputs(self) -> None:
         """Every input once the owner runs, the one place for it: the GPIO handlers attached
@@ -272,8 +290,11 @@ def _build(config: TableConfig, journal_path: Path, parts: Parts, holds: list[Ho
     owner_box.append(owner)
     serial: list[SerialAdapter] = [shoe, shuffler]
     table = Table(config, owner, devices, gpio, port, shoe, shuffler, serial, parts, holds)
-    if gpio.sign is not None:
-        table.attach(SignAttachment(gpio.sign))
+    link = LinkAttachment(config, journal_path) if config.link.enabled else None
+    if link is not None:
+        table.attach(link)
+    if gpio.sign is not None:  # a linked level shows the pool's value (docs/link.md)
+        table.attach(SignAttachment(gpio.sign, link))
     return table
 
 
@@ -284,20 +305,60 @@ class SignAttachment:
     name = "meter sign"
     stop_after_owner = True  # it waits on the owner's publications; the owner's stop wakes it
 
-    def __init__(self, sign: Any) -> None:
+    def __init__(self, sign: Any, link: LinkAttachment | None = None) -> None:
         self._sign = sign
+        self._link = link
         self.reader: Any = None
 
     def start(self, owner: Owner) -> None:
         from controller.service.meter_sign import SignReader
 
-        self.reader = SignReader(owner, self._sign)
+        source: Any = owner
+        if self._link is not None:
+            from controller.link.table import PoolOverlay
+
+            link = self._link
+            source = PoolOverlay(owner, lambda: link.link)
+        self.reader = SignReader(source, self._sign)
         self.reader.start()
 
     def stop(self) -> None:
         if self.reader is not None:
             self.reader.stop()
             self.reader = None
+
+
+class LinkAttachment:
+    """The linked progressive's shipper and pool client (`controller.link.table.TableLink`):
+    attached by `wire` when the configuration has ``[link]`` (docs/link.md)."""
+
+    name = "link"
+
+    def __init__(self, config: TableConfig, journal_path: Path) -> None:
+        self._config = config
+        self._journal_path = journal_path
+        self.link: Any = None
+
+    def start(self, owner: Owner) -> None:
+        from controller.link.table import TableLink
+
+        cfg = self._config
+        section = cfg.link
+        self.link = TableLink(
+            section,
+            cfg.table.id,
+            cfg.table.asset_number,
+            section.level or cfg.game.levels[0].name,
+            cfg.game.progressive_wager_cents,
+            owner,
+            self._journal_path,
+        )
+        self.link.start()
+
+    def stop(self) -> None:
+        if self.link is not None:
+            self.link.stop()
+            self.link = None
 
 
 class FloorAttachment:
@@ -387,14 +448,22 @@ class WebAttachment:
         self._training = training  # the simulated table's trainer (controller.sim.training)
         self.server: Any = None
         self.error: OSError | None = None
+        #: the table's link (`Table.attach` sets it): the page shows the pool's value
+        self.link: LinkAttachment | None = None
 
     def start(self, owner: Owner) -> None:
         from controller.web.server import WebServer
 
         game = self._config.game
         lines = list(game.table.line_names)
+        source: Any = owner
+        if self.link is not None:
+            from controller.link.table import PoolOverlay
+
+            link = self.link
+            source = PoolOverlay(owner, lambda: link.link)
         server = WebServer(
-            owner,
+            source,
             self._journal_path,
             self._config.supervisors,
             self._config.web,

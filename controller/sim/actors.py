@@ -274,6 +274,9 @@ class Director:
             return self._event("fault_cleared", {"supervisor": SUPERVISOR})
         rnd: Mapping[str, Any] = snap.view.get("round", {}) or {}
         pending = rnd.get("pending") or ()
+        level = (snap.view.get("link") or {}).get("level")
+        if pending and pending[0].get("level") == level and "locked_cents" not in pending[0]:
+            return None  # the link controller has not locked the pool's payout yet
         if pending:
             position = int(pending[0]["position"])
             return self._event("hit_validated", {"position": position, "supervisor": SUPERVISOR})
@@ -288,7 +291,7 @@ class Director:
             return offered
         lit = {int(p) for p in (rnd.get("wagers") or {})}
         if not self._person("players"):
-            for position in self.wagers_wanted(rid):
+            for position in [] if _progressive_refused(view) else self.wagers_wanted(rid):
                 if position not in lit:
                     self._pins.drop_chip(position)
                     return "chip_detected"
@@ -385,3 +388,11 @@ class Director:
         return self._event(
             "fault_raised", {"code": "DEVICE_STALLED", "device": device, "detail": detail}
         )
+
+
+def _progressive_refused(view: Mapping[str, Any]) -> bool:
+    """The table refuses progressive wagers now (the linked pool's controller out of reach, the
+    floor link down or the floor system's SAS 01): the players place none."""
+    link = view.get("link") or {}
+    floor = view.get("floor") or {}
+    return bool(link.get("down") or floor.get("link_blocks") or floor.get("refused"))

@@ -23,6 +23,9 @@ KINDS: dict[str, str] = {
     "shoe-silent": "the shoe stops answering while dealing",
     "shuffler-silent": "the shuffler stops answering while shuffling",
     "garbage": "garbage bytes on the shoe's serial line",
+    # with --tables N --linked (controller/link/simrun.py): the link's outages
+    "link-down": "the link controller stops for 3 s (--tables N --linked)",
+    "nats-down": "the NATS server stops for 3 s, its stream kept (--tables N --linked)",
 }
 #: What a trainer may inject at run time: the planned kinds and three more of the simulators.
 RUNTIME_KINDS: dict[str, str] = {

@@ -328,6 +328,8 @@ def frame(
         "devices": _devices(state, view),
         "meters": meters,
         "faults": faults,
+        # the linked progressive (docs/link.md): pool, level, down; meters show the pool's value
+        "link": thaw(view.get("link")),
         "storage_fault": public.storage_fault,
         "config_pending": list(public.config_pending),
         "start_mode": config.get("start_mode"),

@@ -63,6 +63,9 @@ class Round:
     # the floor link (NJ 13:69E-1.39B(d)): progressive wagers refused while a link the
     # progressive depends on is down, or while the floor system shut them down (SAS 01)
     floor: dict[str, bool] = field(default_factory=lambda: {"link_blocks": False, "refused": False})
+    # the linked progressive (docs/link.md): None for a table never linked; else the pool, the
+    # linked level and whether the link controller is out of reach (NY 5321.18(c))
+    link: dict[str, Any] | None = None
     deadline: list[Any] | None = None  # [ms, code, device(, detail)]
     now: int = 0
     effects: list[Effect] = field(default_factory=list)
@@ -93,6 +96,7 @@ class Round:
             "supervisor_key": self.key_on,
             "key_holder": self.key_holder,
             "floor": dict(self.floor),
+            **({} if self.link is None else {"link": dict(self.link)}),
             "meters": {n: m.to_json() for n, m in self.meters.items()},
             "config": self.config.to_mapping(),
         }
@@ -124,6 +128,8 @@ class Round:
         self.key_holder = None if holder is None else str(holder)
         floor = snap.get("floor") or {}
         self.floor = {k: bool(floor.get(k, False)) for k in ("link_blocks", "refused")}
+        link = snap.get("link")
+        self.link = None if not isinstance(link, Mapping) else dict(link)
         self.meters = {n: LevelMeters.from_json(dict(m)) for n, m in snap["meters"].items()}
 
     def floor_refusal(self) -> str | None:
@@ -132,7 +138,16 @@ class Round:
             return "the floor system shut down progressive wagers (SAS long poll 01)"
         if self.floor["link_blocks"]:
             return "the floor link is down and the progressive depends on it (NJ 13:69E-1.39B(d))"
+        if self.link is not None and self.link.get("down"):
+            return (
+                f"the link controller of pool {self.link.get('pool')} cannot be reached: the "
+                "linked progressive is unplayable (NY 5321.18(c), NJ 13:69E-1.39B(d))"
+            )
         return None
+
+    def linked_level(self) -> str | None:
+        """The level linked to a pool (its hits are locked by the link controller), or None."""
+        return None if self.link is None else str(self.link.get("level"))
 
     # --- effects -----------------------------------------------------------------------------
 

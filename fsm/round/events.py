@@ -367,6 +367,38 @@ class FloorLink(EventRecord):
     blocks_progressive: bool = False
 
 
+@event("link_state")
+class LinkState(EventRecord):
+    """the linked progressive's link controller (docs/link.md): `up` false when the table could
+    not reach it for the configured time (the linked wager unplayable, its acceptors not armed,
+    NY 5321.18(c), NJ 13:69E-1.39B(d),(e)); true once the controller confirmed it holds the
+    table's contributions up to `confirmed_seq`; `pool` and `level` name what is linked;
+    `linked` false: no longer linked"""
+
+    up: bool
+    pool: str
+    level: str
+    confirmed_seq: Annotated[int, Between(0)] | None = None
+    detail: str | None = None
+    #: false: the table is no longer linked (its configuration has no [link]): the progressive
+    #: is the table's own again
+    linked: bool = True
+
+
+@event("link_hit_locked")
+class LinkHitLocked(EventRecord):
+    """the link controller locked the linked pool's payout of a pending hit: `cents` paid from
+    the pool's meter at that moment, `order` the order it recorded among the pool's hits (NY
+    5321.18(b)(3)(iii)); journaled before anything shows the win"""
+
+    position: Position
+    level: str
+    cents: Annotated[int, Between(0)]
+    order: Annotated[int, Between(1)]
+    pool: str
+    meter_cents: Annotated[int, Between(0)] | None = None
+
+
 FloorCommandName = Literal[
     "refuse_progressive",
     "accept_progressive",

@@ -89,6 +89,7 @@ from fsm.round.plan_deal import (
     _p_three_card_settled,
 )
 from fsm.round.plan_faults import _p_deadline, _p_fault_cleared, _p_fault_raised
+from fsm.round.plan_link import _p_link_hit_locked, _p_link_state
 from fsm.round.plan_panel import (
     PANEL_SUPERVISOR,
     _p_informational,
@@ -452,6 +453,8 @@ _PLANNERS: dict[str, Planner] = {
     "training": _p_informational,
     "floor_link": _p_floor_link,
     "floor_command": _p_floor_command,
+    "link_state": _p_link_state,
+    "link_hit_locked": _p_link_hit_locked,
     "table_opened": _p_table_opened,
     "table_closed": _p_table_closed,
     "maintenance_entered": _p_maintenance_entered,

@@ -15,7 +15,7 @@ from fsm.round import states as S
 from fsm.round.checks import Plan, _invalid, _Reject
 from fsm.round.constants import CARDS_PER_HAND, STACKS
 from fsm.round.context import Round
-from fsm.round.effects import Alert, DealerHand, Dispense, HitVoidedEffect, Outcome
+from fsm.round.effects import Alert, DealerHand, Dispense, HitVoidedEffect, Outcome, Pay
 from fsm.round.events import (
     Dealt,
     HitValidated,
@@ -252,10 +252,50 @@ def _p_hit_validated(m: Round, d: HitValidated) -> Plan:
     sup = d.supervisor
     r = m.r
     hit = _first_in_order(m, area, "validate")
+    if hit["level"] == m.linked_level():
+        return _pay_linked(m, d, hit)
 
     def act() -> None:
         # NY (g)(8), (k)(6): the best line decided now, at the meter of the time of payment
         m.pay_hit(area, m.candidate_lines(area, hit["line"]), sup, d.via)
+        r.pending.pop(0)
+
+    return (S.INTERNAL if len(r.pending) > 1 else S.ROUND_COMPLETE), act
+
+
+def _pay_linked(m: Round, d: HitValidated, hit: dict[str, Any]) -> Plan:
+    """A hit of the linked level: paid the amount the link controller locked from the pool's
+    meter (docs/link.md), which also reset the pool; the table's own meter of the level is not
+    deducted (the pool's is). Refused until the lock is journaled (NY 5321.18(b)(3))."""
+    area, sup, r = d.position, d.supervisor, m.r
+    if "locked_cents" not in hit:
+        raise _Reject(
+            f"position {area}: the link controller has not locked the linked pool's payout yet"
+        )
+    payout = int(hit["locked_cents"])
+
+    def act() -> None:
+        lm = m.meters[hit["level"]]
+        lm.hits += 1
+        lm.wins += 1
+        lm.paid_cents += payout
+        lm.meter_paid_cents += payout
+        lm.record_hit(
+            {
+                "table": m.config.table_id,
+                "position": area,
+                "level": hit["level"],
+                "line": hit["line"],
+                "amount_cents": payout,
+                "time_ms": m.now,
+                "round_id": m.round_id,
+                "supervisor": sup,
+                "pool": (m.link or {}).get("pool"),
+                "order": hit.get("lock_order"),
+            }
+        )
+        m.emit(Pay(area, hit["level"], hit["line"], payout, "meter", sup, d.via))
+        r.paid.append({**hit, "cents": payout, "from": "meter", "supervisor": sup})
         r.pending.pop(0)
 
     return (S.INTERNAL if len(r.pending) > 1 else S.ROUND_COMPLETE), act

@@ -120,6 +120,7 @@ TRANSITIONS: dict[str, list[tuple[str, tuple[str, ...]]]] = {
     "progressive_outcome": [(SETTLEMENT, (INTERNAL, JACKPOT_PENDING, ROUND_COMPLETE))],
     "hit_validated": [(JACKPOT_PENDING, (INTERNAL, ROUND_COMPLETE))],
     "hit_voided": [(JACKPOT_PENDING, (INTERNAL, ROUND_COMPLETE))],
+    "link_hit_locked": [(JACKPOT_PENDING, (INTERNAL,))],
     "round_completed": [(ROUND_COMPLETE, (BETTING, SHUFFLING))],
     "fault_raised": [
         (CLOSED, (FAULT,)),
@@ -162,6 +163,7 @@ INFORMATIONAL = (
     "floor_link",
     "floor_command",
     "training",
+    "link_state",
 )
 # The supervisor key switch is accepted in every state; its position is kept for the panel.
 TRANSITIONS["supervisor_key"] = [(s, (INTERNAL,)) for s in (CLOSED, MAINTENANCE, "Open", FAULT)]

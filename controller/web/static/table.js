@@ -161,7 +161,8 @@ const Page = (() => {
     const m = f.meters[0];
     const hit = (f.pending || [])[0];
     els.meter.textContent = m ? (hit ? `WIN ${hit.position}  ` : "") + money(m.display_cents) : "";
-    els.meterName.textContent = f.meters.map((x) => `${x.name} · ${x.hits} hits`).join("   ");
+    els.meterName.textContent = f.meters.map((x) => `${x.name} · ${x.hits} hits`).join("   ") +
+      (f.link ? `   linked to pool ${f.link.pool}${f.link.down ? ": LINK DOWN, not playable" : ""}` : "");
     for (const [dev, rect, text] of [["shoe", els.shoe, els.shoeText], ["shuffler", els.shuffler, els.shufflerText]]) {
       const st = f.devices[dev];
       rect.setAttribute("class", "device" + (st === "fault" ? " fault" : st === "ready" ? "" : " busy"));

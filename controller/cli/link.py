@@ -1,0 +1,65 @@
+"""``tablectl link serve --config PATH`` (the link controller of a linked progressive) and
+``tablectl link verify --db PATH`` (its journal's chain, anchor and replay through the pool's
+rules).
+
+Parsing and printing only: the service is `controller.link.service`. Must never print a traceback
+for a bad file or a bad configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    parser = sub.add_parser("link", help="the link controller of a linked progressive")
+    actions = parser.add_subparsers(dest="link_command", required=True)
+    serve = actions.add_parser("serve", help="run the link controller (systemd ExecStart)")
+    serve.add_argument("--config", required=True, help="the link controller's TOML file")
+    serve.set_defaults(func=run_serve)
+    ver = actions.add_parser("verify", help="verify a pool's journal (chain, anchor, replay)")
+    ver.add_argument("--db", required=True, help="the pool's journal file")
+    ver.add_argument("--json", action="store_true", help="one JSON object on stdout")
+    ver.set_defaults(func=run_verify)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from controller.journal.format import JournalError
+    from controller.link.config import load_controller_config
+    from controller.link.service import SelfCheckFailed, serve
+    from fsm.configread import ConfigValueError
+
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        cfg = load_controller_config(args.config)
+    except ConfigValueError as exc:
+        print(f"link serve: {exc}", file=sys.stderr)
+        return 2
+    try:
+        return serve(cfg)
+    except (SelfCheckFailed, JournalError, OSError) as exc:
+        print(f"link serve: {exc}", file=sys.stderr)
+        return 3
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    from controller.journal.audit import verify
+    from controller.link.service import PoolReplayer
+
+    path = Path(args.db)
+    if not path.is_file():
+        print(f"link verify: {path}: no such journal file", file=sys.stderr)
+        return 1
+    report = verify(path, PoolReplayer)
+    if args.json:
+        print(json.dumps(report.to_json()))
+    else:
+        print(f"{path}: {'ok' if report.ok else 'PROBLEMS'} ({report.entries} entries)")
+        for problem in report.problems:
+            print(f"  {problem}")
+    return 0 if report.ok else 1

@@ -1,0 +1,511 @@
+"""The link controller of one linked pool (``tablectl link serve``; docs/link.md).
+
+Responsible, on one asyncio event loop, for:
+- power-up self-check (NY 5321.18(b)): the software hash, the journal opened and vouched for by
+  the same journal code as a table's (hash chain, state hash, anchor), the pool restored from its
+  snapshot and its meters balanced to the sub-unit; a pool whose check fails does not run;
+- the pool's parameters: recorded in the journal's genesis; a configuration that differs is
+  refused (journaled ``parameter_change_refused``) and the recorded ones stay (NY 5321.18(b)(4));
+- consuming every table's stream from a durable pull consumer, each entry checked against the
+  table's chain (`controller.link.messages.check_next`), idempotent on (table, seq); one journal
+  entry (``consumed``) per batch holds the new heads and the contributions, committed before the
+  batch is acknowledged; a forged or gapped stream is journaled (``chain_refused``) with the table
+  and seq, and that table's contributions are no longer taken;
+- the pool's value in the key-value bucket (``LINK``, key = the pool), after every commit;
+- hits by request/reply, one at a time in arrival order (the recorded order): the pool's pure
+  rules (`fsm.round.pool.Pool`) pay the first from the meter at that moment and the next from the
+  reset value; ``hit_locked`` is committed before the reply carries the locked amount;
+- confirmations: whether it holds a table's stream up to the seq the table names.
+
+Must never hold a table's game rule (the table decides hands and wins), write a table's journal,
+or answer a hit before its lock is committed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from controller.journal.format import JSON, Entry
+from controller.journal.store import Journal
+from controller.link.config import ControllerConfig
+from controller.link.messages import (
+    DUPLICATE_WINDOW_S,
+    KV_BUCKET,
+    STREAM,
+    STREAM_SUBJECTS,
+    Head,
+    MessageError,
+    check_next,
+    confirm_subject,
+    decode_entry,
+    effects_of,
+    hit_subject,
+    movements,
+    table_of_subject,
+)
+from fsm.round.pool import Pool, PoolError, PoolParams
+from fsm.rules.progressive import ProgressiveTable
+
+log = logging.getLogger(__name__)
+
+NowMs = Callable[[], int]
+#: A batch fetched but not acknowledged (the controller died while committing it) comes back
+#: after this long (seconds); a batch is committed and acked in milliseconds.
+ACK_WAIT_S = 5.0
+#: How long a gap in a table's stream may wait for its redelivery before it is refused (s), and
+#: how soon an entry past it is offered again.
+GAP_GRACE_S = 4 * ACK_WAIT_S
+GAP_RETRY_S = 0.5
+
+
+def utc_now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class SelfCheckFailed(Exception):
+    """The link controller's power-up check failed; the message says why (it does not run)."""
+
+
+def params_of(cfg: ControllerConfig) -> PoolParams:
+    return PoolParams(cfg.pool, cfg.level, cfg.wager_cents, cfg.paytable, dict(cfg.tables))
+
+
+class PoolJournal:
+    """The pool and its journal: every change is a committed entry first (owner of both)."""
+
+    def __init__(self, cfg: ControllerConfig, now_ms: NowMs = utc_now_ms) -> None:
+        from controller.journal.anchor import load_key
+        from controller.service import selfcheck
+
+        self.now_ms = now_ms
+        self.software = selfcheck.software_hash()
+        wanted = params_of(cfg)
+        key = None if cfg.key_file is None else load_key(cfg.key_file)
+        self.journal = Journal.open(
+            cfg.journal,
+            table_id=cfg.pool,
+            created_ms=now_ms(),
+            config=wanted.to_json(),
+            anchor=cfg.anchor,
+            key=key,
+        )
+        recorded = self.journal.recorded_config
+        params = wanted if recorded is None else PoolParams.from_json(recorded)
+        self.pool = Pool(params, ProgressiveTable.load(params.paytable))
+        stored = self.journal.last_state()
+        if stored is not None:
+            self.pool.load(stored.snapshot)
+        if self.pool.meters.balance_error():
+            raise SelfCheckFailed(
+                f"pool {cfg.pool}: meters do not balance ({self.pool.meters.balance_error()} "
+                "sub-units): refusing to run (tablectl link verify)"
+            )
+        self.append(
+            "link_power_up",
+            {"software_hash": self.software, "restored_seq": 0 if stored is None else stored.seq},
+        )
+        if params != wanted:
+            changes = {
+                k: {"recorded": v, "configured": wanted.to_json()[k]}
+                for k, v in params.to_json().items()
+                if wanted.to_json()[k] != v
+            }
+            log.error("pool %s: parameter change refused while the link operates", cfg.pool)
+            self.append("parameter_change_refused", {"changes": changes})
+
+    def append(self, etype: str, data: Mapping[str, JSON]) -> tuple[Entry, list[dict[str, JSON]]]:
+        effects = self.pool.step(etype, data)
+        entry = self.journal.append(
+            self.now_ms(),
+            None,
+            etype,
+            {**data, "effects": effects},
+            snapshot=self.pool.snapshot(),
+            meters=self.pool.meter_report(),
+        )
+        return entry, effects
+
+    def close(self) -> None:
+        self.journal.close()
+
+
+class LinkController:
+    """The link controller's service: `run` until ``stop`` is set."""
+
+    def __init__(self, cfg: ControllerConfig, now_ms: NowMs = utc_now_ms) -> None:
+        self.cfg = cfg
+        self.state = PoolJournal(cfg, now_ms)
+        self.pool = self.state.pool
+        self.heads: dict[str, Head] = {
+            k: Head(t.seq, t.hash) for k, t in self.pool.tables.items() if t.seq
+        }
+        self.refused_logged: set[str] = set()
+        self._gaps: dict[str, tuple[int, float]] = {}  # table -> (seq held, first seen)
+        self._hits: asyncio.Queue[Any] = asyncio.Queue()
+        self._kv: Any = None
+        self.consumed = 0
+        self.ready = asyncio.Event()
+
+    @property
+    def pool_id(self) -> str:
+        return self.cfg.pool
+
+    # ------------------------------------------------------------------ serving
+    async def run(self, stop: asyncio.Event) -> None:
+        import nats
+
+        nc: Any = None
+        while nc is None and not stop.is_set():
+            try:
+                nc = await nats.connect(
+                    **self.cfg.connection.options(),
+                    name=f"link controller {self.pool_id}",
+                    connect_timeout=2,
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.25,
+                )
+            except Exception as exc:
+                log.warning("link controller: cannot connect: %s", exc)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), 0.5)
+        if nc is None:
+            return
+        try:
+            await nc.subscribe(confirm_subject(self.pool_id), cb=self._on_confirm)
+            await nc.subscribe(hit_subject(self.pool_id), cb=self._on_hit)
+            js = nc.jetstream()
+            sub = None
+            while not stop.is_set():
+                try:
+                    if sub is None:
+                        sub = await self._setup(js)
+                        await self._publish_value()
+                        self.ready.set()
+                    await self._serve_hits()
+                    await self._consume(sub)
+                except Exception as exc:  # the server went away: retry once it is back
+                    log.info("link controller: %s: %s", type(exc).__name__, exc)
+                    sub = None if "consumer" in str(exc).lower() else sub
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(stop.wait(), 0.25)
+        finally:
+            with contextlib.suppress(Exception):
+                await nc.close()
+            self.state.close()
+
+    async def _setup(self, js: Any) -> Any:
+        from nats.js import api
+        from nats.js.errors import NotFoundError
+
+        try:
+            await js.stream_info(STREAM)
+        except NotFoundError:
+            await js.add_stream(
+                api.StreamConfig(
+                    name=STREAM,
+                    subjects=[STREAM_SUBJECTS],
+                    storage=api.StorageType.FILE,
+                    retention=api.RetentionPolicy.LIMITS,
+                    duplicate_window=DUPLICATE_WINDOW_S,
+                    num_replicas=self.cfg.replicas,
+                )
+            )
+        try:
+            self._kv = await js.key_value(KV_BUCKET)
+        except Exception:
+            self._kv = await js.create_key_value(
+                bucket=KV_BUCKET, history=1, replicas=self.cfg.replicas
+            )
+        config = api.ConsumerConfig(
+            ack_policy=api.AckPolicy.EXPLICIT,
+            deliver_policy=api.DeliverPolicy.ALL,
+            ack_wait=ACK_WAIT_S,
+            max_ack_pending=-1,
+        )
+        return await js.pull_subscribe(
+            STREAM_SUBJECTS, durable=f"link-{self.pool_id}", stream=STREAM, config=config
+        )
+
+    async def _publish_value(self) -> None:
+        if self._kv is None:
+            return
+        p = self.pool
+        value = {
+            "pool": self.pool_id,
+            "display_cents": p.display_cents,
+            "reset_cents": p.params.level.reset_cents,
+            "seq": self.state.journal.count(),
+            "ts": self.state.now_ms(),
+            "operating": True,
+            "hits": p.hits,
+            "tables": {k: t.seq for k, t in sorted(p.tables.items())},
+        }
+        await self._kv.put(self.pool_id, json.dumps(value, separators=(",", ":")).encode())
+
+    # ------------------------------------------------------------------ the stream
+    async def _consume(self, sub: Any) -> None:
+        import nats.errors
+
+        try:
+            msgs = await sub.fetch(self.cfg.batch, timeout=0.05)
+        except nats.errors.TimeoutError:
+            return
+        parts: dict[str, dict[str, Any]] = {}
+        heads = dict(self.heads)
+        later: list[Any] = []
+        for msg in msgs:
+            table = table_of_subject(msg.subject) or "?"
+            try:
+                entry = decode_entry(msg.data)
+            except MessageError as exc:
+                self._refuse(table, 0, f"table {table}: {exc}")
+                continue
+            why = self.pool.identify(table, _asset(msg))
+            t = self.pool.tables.get(table)
+            if why is None and t is not None and t.refused:
+                continue  # refused once, journaled then
+            if why is not None:
+                self._refuse(table, entry.seq, why)
+                continue
+            action, reason = check_next(table, heads.get(table), entry)
+            if action == "duplicate":
+                continue
+            held = heads.get(table, Head(0, "")).seq
+            if action == "refuse" and entry.seq > held + 1 and self._gap_may_fill(table, held):
+                later.append(msg)  # a redelivery of the missing seq comes after this one
+                continue
+            if action == "refuse":
+                self._refuse(table, entry.seq, reason or "refused")
+                continue
+            self._gaps.pop(table, None)
+            heads[table] = Head(entry.seq, entry.hash)
+            part = parts.setdefault(table, {"table": table, "movements": []})
+            part["last_seq"], part["last_hash"] = entry.seq, entry.hash
+            if entry.type == "link_state" and entry.data.get("pool") == self.pool_id:
+                part["joined"] = True  # from here on the table's contributions are the pool's
+            if not (part.get("joined") or (t is not None and t.joined)):
+                continue  # made before the table was linked: its own meter's, not the pool's
+            level = self.pool.params.level.name
+            for e in effects_of(entry):  # a locked hit voided at the table (rare)
+                if e.get("type") == "hit_voided" and e.get("level") == level:
+                    part["movements"].append(
+                        {
+                            "seq": entry.seq,
+                            "round_id": entry.round_id,
+                            "kind": "hit_voided",
+                            "position": e.get("position"),
+                            "supervisor": e.get("supervisor"),
+                            "reason": e.get("reason"),
+                        }
+                    )
+            for mv in movements(entry, level):
+                part["movements"].append(
+                    {
+                        "seq": entry.seq,
+                        "round_id": mv["round_id"],
+                        "kind": mv["kind"],
+                        **(
+                            {"wagers": mv["wagers"], "wagered_cents": mv["wagered_cents"]}
+                            if mv["kind"] == "contribution"
+                            else {}
+                        ),
+                    }
+                )
+        if parts:
+            self.state.append("consumed", {"tables": [parts[k] for k in sorted(parts)]})
+            self.heads = heads
+        for msg in msgs:  # only once the batch is committed
+            if any(msg is m for m in later):
+                await msg.nak(delay=GAP_RETRY_S)
+            else:
+                await msg.ack()
+        self.consumed += len(msgs)
+        if parts:
+            await self._publish_value()
+
+    def _gap_may_fill(self, table: str, held: int) -> bool:
+        """An entry past a gap: the missing ones may still come (JetStream redelivers what a
+        controller that died fetched without acking after ``ACK_WAIT_S``, after newer ones).
+        True while the gap is younger than ``GAP_GRACE_S``; after that it is refused."""
+        first = self._gaps.setdefault(table, (held, time.monotonic()))
+        if first[0] != held:
+            first = self._gaps[table] = (held, time.monotonic())
+        return time.monotonic() - first[1] < GAP_GRACE_S
+
+    def _refuse(self, table: str, seq: int, reason: str) -> None:
+        """Journal a refused stream once per table (the entry names the table and seq)."""
+        t = self.pool.tables.get(table)
+        if table in self.refused_logged or (t is not None and t.refused):
+            return
+        self.refused_logged.add(table)
+        log.error("link controller: refused: %s", reason)
+        if table in self.pool.params.tables:
+            self.state.append("chain_refused", {"table": table, "seq": seq, "reason": reason})
+
+    # ------------------------------------------------------------------ requests
+    async def _on_confirm(self, msg: Any) -> None:
+        try:
+            req = json.loads(msg.data)
+            table = str(req["table"])
+            need = int(req.get("need_seq", 0))
+        except (ValueError, KeyError, TypeError):
+            await msg.respond(b'{"ok":false,"operating":true,"reason":"bad request"}')
+            return
+        why = self.pool.identify(table, req.get("asset"))
+        t = self.pool.tables.get(table)
+        if why is None and t is not None and t.refused:
+            why = f"the table's stream was refused: {t.refused}"
+        held = self.heads.get(table, Head(0, "")).seq
+        reply = {
+            "ok": why is None and held >= need,
+            "held_seq": held,
+            "operating": True,
+            "reason": why or (None if held >= need else f"holds seq {held}, not yet {need}"),
+        }
+        await msg.respond(json.dumps(reply).encode())
+
+    async def _on_hit(self, msg: Any) -> None:
+        await self._hits.put(msg)
+
+    async def _serve_hits(self) -> None:
+        """Every hit request queued so far, one at a time, in the order they arrived."""
+        served = False
+        while not self._hits.empty():
+            msg = self._hits.get_nowait()
+            try:
+                req = json.loads(msg.data)
+                if not isinstance(req, dict):
+                    raise PoolError("not a JSON object")
+                self.pool.check_hit(req)
+                key = Pool.hit_key(str(req["table"]), int(req["round"]), int(req["position"]))
+                done = self.pool.locked.get(key)
+                if done is None:
+                    data = {
+                        k: req[k]
+                        for k in ("table", "asset", "round", "position", "line", "wager_cents")
+                    }
+                    data["request_seq"] = req.get("seq")
+                    _, effects = self.state.append("hit_locked", data)
+                    done = {k: effects[0][k] for k in ("cents", "order", "meter_cents")}
+                    served = True
+                reply = {"ok": True, **done, "pool_seq": self.state.journal.count()}
+            except (PoolError, ValueError, KeyError, TypeError) as exc:
+                reply = {"ok": False, "reason": str(exc)[:200]}
+            with contextlib.suppress(Exception):
+                await msg.respond(json.dumps(reply).encode())
+        if served:
+            await self._publish_value()
+
+
+def _asset(msg: Any) -> int | None:
+    from controller.link.messages import ASSET_HEADER
+
+    headers = msg.headers or {}
+    text = headers.get(ASSET_HEADER)
+    return int(text) if isinstance(text, str) and text.isdigit() else None
+
+
+class PoolReplayer:
+    """`controller.journal.audit` replay of a pool's journal through the pool's rules."""
+
+    def __init__(self, recorded: Mapping[str, JSON] | None) -> None:
+        if recorded is None:
+            raise ValueError("the journal records no pool parameters")
+        params = PoolParams.from_json(recorded)
+        self.pool = Pool(params, ProgressiveTable.load(params.paytable))
+
+    def step(self, entry: Entry) -> list[JSON]:
+        data = {k: v for k, v in entry.data.items() if k != "effects"}
+        return list(self.pool.step(entry.type, data))
+
+    def snapshot(self) -> dict[str, JSON]:
+        return self.pool.snapshot()
+
+    def meters(self) -> dict[str, JSON]:
+        return dict(self.pool.meter_report())
+
+
+def serve(cfg: ControllerConfig, stop_after: Callable[[], bool] | None = None) -> int:
+    """Run the link controller until SIGTERM / SIGINT (the CLI's entry)."""
+    import signal
+
+    async def main() -> None:
+        controller = LinkController(cfg)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, stop.set)
+        await controller.run(stop)
+
+    asyncio.run(main())
+    return 0
+
+
+class ControllerThread:
+    """The link controller on a thread of its own event loop, for a simulated run and the
+    benchmarks (``tablectl link serve`` is its own process in production). `kill` stops it
+    without a word to anyone, as a power cut would (its journal commits are all it keeps)."""
+
+    def __init__(self, cfg: ControllerConfig) -> None:
+        import threading
+
+        self.cfg = cfg
+        self.controller: LinkController | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stop: asyncio.Event | None = None
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+
+    def start(self, timeout: float = 15.0, *, wait: bool = True) -> None:
+        """Start the thread; with ``wait``, until the controller serves (NATS reached)."""
+        import threading
+
+        self._ready.clear()
+        self._thread = threading.Thread(target=self._run, name="link-controller", daemon=True)
+        self._thread.start()
+        if not wait:
+            return
+        if not self._ready.wait(timeout):
+            raise TimeoutError("the link controller did not start")
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        async def main() -> None:
+            self._loop = asyncio.get_running_loop()
+            self._stop = asyncio.Event()
+            try:
+                self.controller = LinkController(self.cfg)
+            except BaseException as exc:
+                self.error = exc
+                self._ready.set()
+                return
+            task = asyncio.create_task(self.controller.run(self._stop))
+            await self.controller.ready.wait()
+            self._ready.set()
+            await task
+
+        try:
+            asyncio.run(main())
+        except BaseException as exc:
+            self.error = exc
+            self._ready.set()
+
+    def stop(self) -> None:
+        if self._loop is not None and self._stop is not None:
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._stop.set)
+        if self._thread is not None:
+            self._thread.join(15)
+        self._thread = None
+        self._loop = None
+
+    kill = stop

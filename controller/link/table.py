@@ -1,0 +1,533 @@
+"""The table's side of many tables (docs/link.md): the journal shipper and the linked pool's client,
+on one thread of their own with an asyncio event loop (nats-py), never the owner's.
+
+- The shipper reads committed entries through a read-only connection and publishes each, exactly
+  as journaled with its hashes, to JetStream (``table.<id>.journal``, ``Nats-Msg-Id: <id>:<seq>``),
+  in order, one at a time; it advances its durable cursor (``<db>.link-cursor``) only once the
+  stream acknowledged the entries before it. An outage only grows the backlog; an entry resent
+  after a crash carries the same Nats-Msg-Id, so the stream keeps one copy. An entry carrying card
+  identities waits, with every later one, until its round is resolved.
+- The pool's client asks the link controller, every quarter of ``[link] timeout_s``, whether it
+  holds the table's contributions up to the last one journaled (``link.<pool>.confirm``). No
+  answer for ``timeout_s``: it posts ``link_state`` up=false (the linked wager unplayable); the
+  first answer that confirms them posts up=true. It watches the pool's value in the key-value
+  bucket (`TableLink.pool`: what the table's display shows), and asks the controller to lock each
+  pending hit of the linked level (``link.<pool>.hit``), posting the locked amount as
+  ``link_hit_locked``.
+
+Must never write the journal, touch the round machine, or post anything but ``link_state`` and
+``link_hit_locked``; it opens no listening port (every connection is outbound).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+from controller.journal.audit import connect_read_only
+from controller.journal.format import Entry, decode_object
+from controller.link.config import LinkSection
+from controller.link.messages import (
+    KV_BUCKET,
+    carries_cards,
+    confirm_subject,
+    encode_entry,
+    headers_for,
+    hit_subject,
+    journal_subject,
+    movements,
+    resolved_round,
+)
+from fsm.round.events import Event
+
+log = logging.getLogger(__name__)
+
+_ROWS = (
+    "SELECT seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac FROM journal"
+    " WHERE seq > ? ORDER BY seq LIMIT ?"
+)
+READ_BATCH = 512
+#: How long a stop may spend sending the entries committed last (seconds).
+DRAIN_S = 2.0
+
+
+class OwnerView(Protocol):
+    @property
+    def public(self) -> Any: ...
+
+    def post(self, event: Event) -> None: ...
+
+    def wait_published(self, after_seq: int, timeout: float | None = None) -> Any: ...
+
+
+def cursor_path(journal: Path) -> Path:
+    return journal.with_name(journal.name + ".link-cursor")
+
+
+def read_cursor(path: Path) -> int:
+    try:
+        text = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        return 0
+    return int(text) if text.isdigit() else 0
+
+
+def write_cursor(path: Path, seq: int) -> None:
+    """Durably: a new file, fsync, rename over the old one."""
+    tmp = path.with_name(path.name + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o640)
+    try:
+        os.write(fd, f"{seq}\n".encode("ascii"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+@dataclass
+class LinkStatus:
+    """What the link's thread knows, for the page, the tests and the benchmark."""
+
+    connected: bool = False
+    shipped_seq: int = 0
+    backlog: int = 0
+    last_confirm_ms: int = 0
+    held_seq: int = 0
+    need_seq: int = 0
+    pool: dict[str, Any] | None = None
+    pool_seen_ns: int = 0
+
+
+class TableLink:
+    """The shipper and the pool's client of one table. ``start`` after the owner runs."""
+
+    def __init__(
+        self,
+        section: LinkSection,
+        table_id: str,
+        asset_number: int,
+        level: str,
+        wager_cents: int,
+        owner: OwnerView,
+        journal_path: Path,
+        *,
+        on_pool: Callable[[Mapping[str, Any]], None] | None = None,
+    ) -> None:
+        self.section = section
+        self.table_id = table_id
+        self.asset = asset_number
+        self.level = level
+        self.wager_cents = wager_cents
+        self.owner = owner
+        self.journal_path = Path(journal_path)
+        self.cursor_file = cursor_path(self.journal_path)
+        cursor = read_cursor(self.cursor_file)
+        # what the controller must hold before the table resumes: at least everything shipped
+        # before this start (its contributions among it), then each contribution read since
+        self.status = LinkStatus(shipped_seq=cursor, need_seq=cursor)
+        self._on_pool = on_pool
+        self._thread: threading.Thread | None = None
+        self._waker: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._wakes: dict[str, asyncio.Event] = {}
+        self._stop = threading.Event()
+        self._pool_cond = threading.Condition()
+        self._conn: sqlite3.Connection | None = None
+        self._buffer: list[Entry] = []
+        self._resolved: set[int] = set()
+        self._read_seq = self.status.shipped_seq
+        self._up: bool | None = None
+        self._asked: dict[str, float] = {}
+        self.posted: list[Event] = []
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> None:
+        view = self.owner.public.view
+        link = view.get("link") if isinstance(view, Mapping) else None
+        if link is None or link.get("pool") != self.section.pool:
+            # a table newly linked: unplayable until the controller confirms it
+            self._post_state(False, "linked: waiting for the link controller's confirmation")
+        else:
+            self._up = not link.get("down", False)
+        self._stop.clear()
+        self.status.last_confirm_ms = time.time_ns() // 1_000_000
+        self._thread = threading.Thread(target=self._run, name="link", daemon=True)
+        self._thread.start()
+        self._waker = threading.Thread(target=self._follow, name="link-follower", daemon=True)
+        self._waker.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake_all()
+        for t in (self._thread, self._waker):
+            if t is not None:
+                t.join(timeout=10.0)
+        self._thread = self._waker = None
+
+    @property
+    def pool(self) -> dict[str, Any] | None:
+        """The pool's value as last published by the link controller (what the display shows)."""
+        return self.status.pool
+
+    def wait_pool(self, check: Callable[[Mapping[str, Any]], bool], timeout: float) -> bool:
+        with self._pool_cond:
+            return self._pool_cond.wait_for(
+                lambda: self.status.pool is not None and check(self.status.pool), timeout
+            )
+
+    # ------------------------------------------------------------------ the follower thread
+    def _follow(self) -> None:
+        seq = 0
+        while not self._stop.is_set():
+            snap = self.owner.wait_published(seq, timeout=0.25)
+            if snap.seq != seq:
+                seq = snap.seq
+                self._wake_all()
+
+    def _wake_all(self) -> None:
+        """Wake every task of the link thread (each waits on its own event)."""
+        loop = self._loop
+        if loop is None:
+            return
+
+        def wake() -> None:
+            for event in self._wakes.values():
+                event.set()
+
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(wake)
+
+    # ------------------------------------------------------------------ the link thread
+    def _run(self) -> None:
+        try:
+            asyncio.run(self._main())
+        except Exception:
+            log.exception("link: the link thread failed")
+        finally:
+            if self._conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.close()
+                self._conn = None
+
+    async def _main(self) -> None:
+        import nats
+
+        self._loop = asyncio.get_running_loop()
+        self._wakes = {name: asyncio.Event() for name in ("main", "ship", "hits")}
+        nc: Any = None
+        opts = self.section.connection.options()
+        tasks: list[asyncio.Task[None]] = []
+        while not self._stop.is_set() and nc is None:
+            try:
+                nc = await nats.connect(
+                    **opts,
+                    name=f"table {self.table_id}",
+                    connect_timeout=min(2.0, self.section.timeout_s),
+                    allow_reconnect=True,
+                    max_reconnect_attempts=-1,
+                    reconnect_time_wait=0.25,
+                    ping_interval=max(1, int(self.section.timeout_s / 2)),
+                    max_outstanding_pings=2,
+                    disconnected_cb=self._disconnected,
+                    reconnected_cb=self._reconnected,
+                    error_cb=self._error,
+                )
+            except Exception as exc:  # no server yet: the backlog grows, retry
+                log.info("link: cannot connect to %s: %s", opts["servers"], exc)
+                self._check_timeout()
+                await self._sleep(0.5, "main")
+        if nc is None:
+            return
+        self.status.connected = True
+        try:
+            tasks = [
+                asyncio.create_task(self._ship(nc)),
+                asyncio.create_task(self._confirm(nc)),
+                asyncio.create_task(self._watch_pool(nc)),
+                asyncio.create_task(self._hits(nc)),
+            ]
+            while not self._stop.is_set():
+                await self._sleep(0.1, "main")
+        finally:
+            for task in tasks:
+                task.cancel()
+            for task in tasks:
+                with contextlib.suppress(BaseException):
+                    await task
+            with contextlib.suppress(Exception):  # a clean stop leaves no backlog it can send
+                await asyncio.wait_for(self._drain(nc), DRAIN_S)
+            with contextlib.suppress(Exception):
+                await nc.close()
+
+    async def _sleep(self, seconds: float, task: str) -> None:
+        """Sleep ``seconds`` unless a new commit (or the stop) wakes ``task`` first."""
+        wake = self._wakes[task]
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(wake.wait(), seconds)
+        wake.clear()
+
+    async def _disconnected(self) -> None:
+        self.status.connected = False
+
+    async def _reconnected(self) -> None:
+        self.status.connected = True
+
+    async def _error(self, exc: Exception) -> None:
+        log.debug("link: %s", exc)
+
+    # ------------------------------------------------------------------ the shipper
+    def _read(self) -> None:
+        """Read the newly committed entries into the buffer (read-only connection)."""
+        try:
+            if self._conn is None:
+                self._conn = connect_read_only(self.journal_path)
+            rows = self._conn.execute(_ROWS, (self._read_seq, READ_BATCH)).fetchall()
+        except (sqlite3.Error, OSError) as exc:
+            log.warning("link: reading the journal failed: %s", exc)
+            if self._conn is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._conn.close()
+            self._conn = None
+            return
+        for seq, ts, rid, typ, data, prev, digest, s_hash, mac in rows:
+            entry = Entry(
+                seq, ts, rid, typ, decode_object(data, f"seq {seq}"), prev, digest, s_hash, mac
+            )
+            self._buffer.append(entry)
+            self._read_seq = seq
+            done = resolved_round(entry)
+            if done is not None:
+                self._resolved.add(done)
+            if movements(entry, self.level):
+                self.status.need_seq = seq
+
+    def _shippable(self) -> int:
+        """How many buffered entries may go now (card identities wait for their round)."""
+        for i, entry in enumerate(self._buffer):
+            if carries_cards(entry) and entry.round_id not in self._resolved:
+                return i
+        return len(self._buffer)
+
+    async def _drain(self, nc: Any) -> None:
+        """At a stop: send what is committed and may go, once (an outage leaves it queued)."""
+        self._read()
+        n = self._shippable()
+        js = nc.jetstream()
+        subject = journal_subject(self.table_id)
+        sent = 0
+        for entry in self._buffer[:n]:
+            await js.publish(
+                subject,
+                encode_entry(entry),
+                timeout=1.0,
+                headers=headers_for(self.table_id, self.asset, entry.seq),
+            )
+            sent += 1
+        if sent:
+            last = self._buffer[sent - 1].seq
+            del self._buffer[:sent]
+            write_cursor(self.cursor_file, last)
+            self.status.shipped_seq = last
+
+    async def _ship(self, nc: Any) -> None:
+        js = nc.jetstream()
+        subject = journal_subject(self.table_id)
+        while not self._stop.is_set():
+            self._read()
+            n = self._shippable()
+            self.status.backlog = len(self._buffer)
+            if n == 0:
+                await self._sleep(0.25, "ship")
+                continue
+            sent = 0
+            try:
+                for entry in self._buffer[:n]:
+                    await js.publish(
+                        subject,
+                        encode_entry(entry),
+                        timeout=2.0,
+                        headers=headers_for(self.table_id, self.asset, entry.seq),
+                    )
+                    sent += 1
+            except Exception as exc:  # an outage: keep the backlog, try again
+                log.info("link: publish failed (%s); backlog %d", exc, len(self._buffer))
+                await self._sleep(0.5, "ship")
+            if sent:
+                last = self._buffer[sent - 1].seq
+                del self._buffer[:sent]
+                await asyncio.to_thread(write_cursor, self.cursor_file, last)
+                self.status.shipped_seq = last
+                self.status.backlog = len(self._buffer)
+                if not self._buffer:  # every round read so far has gone: forget them
+                    self._resolved.clear()
+
+    # ------------------------------------------------------------------ the pool's client
+    def _post(self, event: Event) -> None:
+        try:
+            self.owner.post(event)
+            self.posted.append(event)
+        except Exception:
+            log.exception("link: could not post %s", event.type)
+
+    def _post_state(self, up: bool, detail: str | None, confirmed: int | None = None) -> None:
+        self._up = up
+        data: dict[str, Any] = {"up": up, "pool": self.section.pool, "level": self.level}
+        if confirmed is not None:
+            data["confirmed_seq"] = confirmed
+        if detail:
+            data["detail"] = detail[:200]
+        self._post(Event("link_state", data))
+
+    def _check_timeout(self) -> None:
+        last = self.status.last_confirm_ms
+        now = time.time_ns() // 1_000_000
+        if self._up is not False and now - last > self.section.timeout_s * 1000:
+            self._post_state(
+                False, f"no confirmation from the link controller for {self.section.timeout_s:g} s"
+            )
+
+    async def _confirm(self, nc: Any) -> None:
+        period = max(0.05, self.section.timeout_s / 4)
+        subject = confirm_subject(self.section.pool)
+        while not self._stop.is_set():
+            need = self.status.need_seq
+            body = {"table": self.table_id, "asset": self.asset, "need_seq": need}
+            try:
+                msg = await nc.request(subject, json.dumps(body).encode(), timeout=period)
+                reply = json.loads(msg.data)
+            except Exception:
+                reply = None
+            if isinstance(reply, dict) and reply.get("operating"):
+                self.status.held_seq = int(reply.get("held_seq", 0))
+                if reply.get("ok") and self.status.held_seq >= need:
+                    self.status.last_confirm_ms = time.time_ns() // 1_000_000
+                    if self._up is not True:
+                        self._post_state(True, None, self.status.held_seq)
+            self._check_timeout()
+            await asyncio.sleep(period)
+
+    async def _watch_pool(self, nc: Any) -> None:
+        js = nc.jetstream()
+        while not self._stop.is_set():
+            try:
+                kv = await js.key_value(KV_BUCKET)
+                watcher = await kv.watch(self.section.pool)
+                while not self._stop.is_set():
+                    try:
+                        update = await watcher.updates(timeout=1.0)
+                    except TimeoutError:
+                        continue
+                    if update is None or not update.value:
+                        continue
+                    value = json.loads(update.value)
+                    with self._pool_cond:
+                        self.status.pool = value
+                        self.status.pool_seen_ns = time.perf_counter_ns()
+                        self._pool_cond.notify_all()
+                    if self._on_pool is not None:
+                        self._on_pool(value)
+            except Exception as exc:  # no bucket yet, or the server went away: again
+                log.debug("link: pool watch: %s", exc)
+                await asyncio.sleep(0.5)
+
+    async def _hits(self, nc: Any) -> None:
+        subject = hit_subject(self.section.pool)
+        while not self._stop.is_set():
+            public = self.owner.public
+            view = public.view
+            pending = []
+            if public.state == "Open_JackpotPending" and isinstance(view, Mapping):
+                rnd = view.get("round") or {}
+                pending = [
+                    p for p in rnd.get("pending", ())
+                    if p.get("level") == self.level and "locked_cents" not in p
+                ]  # fmt: skip
+            for hit in pending:
+                key = f"{public.round_id}:{hit['position']}"
+                if time.monotonic() - self._asked.get(key, 0.0) < 1.0:
+                    continue
+                self._asked[key] = time.monotonic()
+                body = {
+                    "table": self.table_id,
+                    "asset": self.asset,
+                    "round": public.round_id,
+                    "position": int(hit["position"]),
+                    "level": self.level,
+                    "line": hit["line"],
+                    "wager_cents": self.wager_cents,
+                    "seq": public.seq,
+                }
+                try:
+                    msg = await nc.request(subject, json.dumps(body).encode(), timeout=2.0)
+                    reply = json.loads(msg.data)
+                except Exception as exc:
+                    log.info("link: hit lock not answered: %s", exc)
+                    continue
+                if not reply.get("ok"):
+                    log.warning("link: hit lock refused: %s", reply.get("reason"))
+                    continue
+                event = {
+                    "position": int(hit["position"]),
+                    "level": self.level,
+                    "cents": int(reply["cents"]),
+                    "order": int(reply["order"]),
+                    "pool": self.section.pool,
+                    "meter_cents": int(reply["meter_cents"]),
+                }
+                self._post(Event("link_hit_locked", event))
+            await self._sleep(0.05, "hits")
+
+
+class PoolOverlay:
+    """The owner's publications with the linked level's displayed amount replaced by the pool's
+    value (what the table's displays show of a linked progressive: NY 5321.18(b) keeps them
+    current). `wait_published` also returns when the pool's value changes, so the meter sign's
+    reader (controller/service/meter_sign.py) follows the pool within its 50 ms idle wait."""
+
+    def __init__(self, owner: OwnerView, link: Callable[[], TableLink | None]) -> None:
+        self._owner = owner
+        self._link = link
+        self._shown: object = None
+
+    def _overlay(self, snapshot: Any) -> Any:
+        import dataclasses
+        from types import MappingProxyType
+
+        link = self._link()
+        pool = None if link is None else link.pool
+        if link is None or pool is None or link.level not in (snapshot.meters or {}):
+            return snapshot
+        meters = dict(snapshot.meters)
+        meters[link.level] = MappingProxyType(
+            {**meters[link.level], "display_cents": int(pool["display_cents"])}
+        )
+        return dataclasses.replace(snapshot, meters=MappingProxyType(meters))
+
+    @property
+    def public(self) -> Any:
+        return self._overlay(self._owner.public)
+
+    def __getattr__(self, name: str) -> Any:
+        """Everything else is the owner's (``post``, ``post_tracked``, ``alive`` ...)."""
+        return getattr(self._owner, name)
+
+    def wait_published(self, after_seq: int, timeout: float | None = None) -> Any:
+        deadline = time.monotonic() + (1.0 if timeout is None else timeout)
+        while True:
+            snap = self._owner.wait_published(after_seq, timeout=0.02)
+            link = self._link()
+            pool = None if link is None else link.pool
+            changed = pool is not None and pool is not self._shown
+            if snap.seq > after_seq or changed or time.monotonic() >= deadline:
+                self._shown = pool
+                return self._overlay(snap)

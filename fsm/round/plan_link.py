@@ -1,0 +1,52 @@
+"""Planners for the linked progressive (docs/link.md; NY 5321.18(b),(c), NJ 13:69E-1.39B(d),(e)):
+the link controller reached or lost, and the pool's payout of a pending hit locked by it.
+
+A linked wager is unplayable while the link controller cannot be reached: the acceptors are not
+armed and a chip is refused (`Round.floor_refusal`); the base game and the table-local wagers go
+on. A pending hit of the linked level is paid only once the controller has locked its amount.
+Must never do I/O.
+"""
+
+from __future__ import annotations
+
+from fsm.round import states as S
+from fsm.round.checks import Plan, _Reject
+from fsm.round.context import Round
+from fsm.round.events import LinkHitLocked, LinkState
+
+
+def _p_link_state(m: Round, e: LinkState) -> Plan:
+    """The link controller lost (``up`` false) or confirmed again: linked wagers refused,
+    acceptors not armed, until the controller confirms it holds the table's contributions."""
+    if e.level not in m.meters:
+        raise _Reject(f"level: no level {e.level!r}; levels: {', '.join(m.meters)}"[:200])
+
+    def act() -> None:
+        if not e.linked:
+            m.link = None
+            return
+        m.link = {
+            "pool": e.pool,
+            "level": e.level,
+            "down": not e.up,
+            "confirmed_seq": e.confirmed_seq if e.up else (m.link or {}).get("confirmed_seq"),
+        }
+
+    return S.INTERNAL, act
+
+
+def _p_link_hit_locked(m: Round, e: LinkHitLocked) -> Plan:
+    """The pool's amount for a pending hit of the linked level, locked by the controller."""
+    if m.link is None or m.link.get("level") != e.level or m.link.get("pool") != e.pool:
+        raise _Reject(f"level {e.level!r} is not linked to pool {e.pool!r} at this table")
+    hit = next((p for p in m.r.pending if p["position"] == e.position), None)
+    if hit is None or hit["level"] != e.level:
+        raise _Reject(f"position {e.position}: no pending hit of level {e.level}")
+    if "locked_cents" in hit:
+        raise _Reject(f"position {e.position}: already locked at {hit['locked_cents']} cents")
+
+    def act() -> None:
+        hit["locked_cents"] = e.cents
+        hit["lock_order"] = e.order
+
+    return S.INTERNAL, act

@@ -1,0 +1,324 @@
+"""A linked progressive pool's rules (NY 5321.18(b), NJ 13:69E-1.39A-B): the pool's meters grown
+from the linked tables' contributions at the pool's own rate, the reversal of a voided round's
+contribution, hits locked one at a time in the order they were recorded (the first from the
+meter at that moment, the next from the value the reset left), tables identified by asset number,
+a table's stream refused once its chain is broken.
+
+The link controller (controller/link/service.py) steps a `Pool` with each of its journal's entry
+types and journals the effects; its verify replays them through the same code. Pure: no clock,
+no I/O, no randomness; money in integer cents (meters in sub-units, fsm/round/meters.py).
+Must never decide whether a hand wins (the table does) or read a table's journal itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fsm.round.config import ProgressiveLevel
+from fsm.round.meters import UNIT, Contribution, LevelMeters
+from fsm.rules.progressive import ProgressiveTable
+
+JSON = Any
+
+
+@dataclass(frozen=True)
+class PoolParams:
+    """The pool's parameters (the link controller's configuration, journaled at creation and
+    never changed while the link operates, NY 5321.18(b)(4))."""
+
+    pool: str
+    level: ProgressiveLevel
+    wager_cents: int
+    paytable: str
+    #: table id -> asset number: the tables allowed on the pool (NY 5321.18(b): identifies each)
+    tables: Mapping[str, int]
+
+    def to_json(self) -> dict[str, JSON]:
+        lvl = self.level
+        return {
+            "pool": self.pool,
+            "level": {
+                "name": lvl.name,
+                "initial_cents": lvl.initial_cents,
+                "reset_cents": lvl.reset_cents,
+                "rate_bp": lvl.rate_bp,
+                "hidden_rate_bp": lvl.hidden_rate_bp,
+                "limit_cents": lvl.limit_cents,
+            },
+            "wager_cents": self.wager_cents,
+            "paytable": self.paytable,
+            "tables": dict(sorted(self.tables.items())),
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, JSON]) -> PoolParams:
+        lvl = dict(d["level"])
+        return cls(
+            str(d["pool"]),
+            ProgressiveLevel(
+                str(lvl["name"]),
+                int(lvl["initial_cents"]),
+                int(lvl["reset_cents"]),
+                int(lvl["rate_bp"]),
+                int(lvl.get("hidden_rate_bp", 0)),
+                int(lvl.get("limit_cents", 0)),
+            ),
+            int(d["wager_cents"]),
+            str(d["paytable"]),
+            {str(k): int(v) for k, v in dict(d["tables"]).items()},
+        )
+
+
+@dataclass
+class TableState:
+    """What the pool holds of one table: the head of its chain, its refusal, and the
+    contributions of its round in play (the only round a void can reverse)."""
+
+    asset: int
+    seq: int = 0
+    hash: str = ""
+    refused: str | None = None
+    round_id: int | None = None
+    open: list[dict[str, JSON]] = field(default_factory=list)
+    #: the table's journal has named this pool (a link_state entry): contributions count from
+    #: there on, never those it made before it was linked
+    joined: bool = False
+
+    def to_json(self) -> dict[str, JSON]:
+        return {
+            "joined": self.joined,
+            "asset": self.asset,
+            "seq": self.seq,
+            "hash": self.hash,
+            "refused": self.refused,
+            "round_id": self.round_id,
+            "open": [dict(c) for c in self.open],
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, JSON]) -> TableState:
+        return cls(
+            int(d["asset"]),
+            int(d["seq"]),
+            str(d["hash"]),
+            d.get("refused"),
+            d.get("round_id"),
+            [dict(c) for c in d.get("open", [])],
+            bool(d.get("joined", False)),
+        )
+
+
+class PoolError(ValueError):
+    """A request the pool refuses; the text says why (journaled or answered, never a crash)."""
+
+
+class Pool:
+    """The pool's whole state; ``step(type, data)`` answers an entry's effects."""
+
+    def __init__(self, params: PoolParams, paytable: ProgressiveTable) -> None:
+        self.params = params
+        self.paytable = paytable
+        self.meters = LevelMeters.new(params.level)
+        self.tables: dict[str, TableState] = {}
+        self.hits = 0
+        self.locked: dict[str, dict[str, JSON]] = {}
+
+    # --- snapshot ------------------------------------------------------------------------------
+    def snapshot(self) -> dict[str, JSON]:
+        return {
+            "params": self.params.to_json(),
+            "meters": self.meters.to_json(),
+            "tables": {k: t.to_json() for k, t in sorted(self.tables.items())},
+            "hits": self.hits,
+            "locked": {k: dict(v) for k, v in sorted(self.locked.items())},
+        }
+
+    def load(self, snap: Mapping[str, JSON]) -> None:
+        self.meters = LevelMeters.from_json(dict(snap["meters"]))
+        self.tables = {k: TableState.from_json(v) for k, v in dict(snap["tables"]).items()}
+        self.hits = int(snap["hits"])
+        self.locked = {k: dict(v) for k, v in dict(snap["locked"]).items()}
+
+    def meter_report(self) -> dict[str, dict[str, JSON]]:
+        return {self.params.level.name: self.meters.report()}
+
+    @property
+    def display_cents(self) -> int:
+        return self.meters.display_cents
+
+    # --- identity ------------------------------------------------------------------------------
+    def identify(self, table: str, asset: object) -> str | None:
+        """Why ``table`` with ``asset`` is not a table of this pool (None: it is)."""
+        want = self.params.tables.get(table)
+        if want is None:
+            return f"table {table} is not linked to pool {self.params.pool}"
+        if asset != want:
+            return f"table {table}: asset number {asset!r} is not the pool's record ({want})"
+        return None
+
+    def held_seq(self, table: str) -> int:
+        t = self.tables.get(table)
+        return 0 if t is None else t.seq
+
+    # --- stepping ------------------------------------------------------------------------------
+    def step(self, etype: str, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
+        if etype == "consumed":
+            return self._consumed(data)
+        if etype == "hit_locked":
+            return [self._lock(data)]
+        if etype == "chain_refused":
+            return self._refuse(data)
+        return []  # link_power_up, parameter_change_refused: informational
+
+    def _table(self, table: str) -> TableState:
+        t = self.tables.get(table)
+        if t is None:
+            t = TableState(int(self.params.tables.get(table, 0)))
+            self.tables[table] = t
+        return t
+
+    def _consumed(self, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
+        """One batch of the stream: per table, the new head and the movements it carried."""
+        effects: list[dict[str, JSON]] = []
+        for part in data["tables"]:
+            effects.extend(self._consumed_table(part))
+        return effects
+
+    def _consumed_table(self, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
+        table = str(data["table"])
+        t = self._table(table)
+        effects: list[dict[str, JSON]] = []
+        level = self.params.level
+        if data.get("joined"):
+            t.joined = True
+        for mv in data.get("movements", []):
+            rid = int(mv["round_id"])
+            if mv["kind"] == "contribution":
+                wagers, cents = int(mv["wagers"]), int(mv["wagered_cents"])
+                if wagers <= 0 or cents % wagers:
+                    raise PoolError(f"table {table} seq {mv['seq']}: wagers {wagers}, {cents}")
+                if t.round_id != rid:
+                    t.round_id, t.open = rid, []
+                c = self.meters.contribute(level, wagers, cents // wagers)
+                t.open.append(c.to_json())
+                effects.append(
+                    {
+                        "type": "pool_contribution",
+                        "table": table,
+                        "seq": int(mv["seq"]),
+                        "round_id": rid,
+                        "wagers": wagers,
+                        "wagered_cents": cents,
+                        "units": c.display + c.overflow + c.reserve,
+                    }
+                )
+            elif mv["kind"] == "hit_voided":
+                effects.extend(self._unlock(table, rid, mv))
+            elif mv["kind"] == "reversal" and t.round_id == rid and t.open:
+                c = Contribution.from_json(t.open.pop(0))
+                self.meters.reverse(c)
+                effects.append(
+                    {
+                        "type": "pool_reversal",
+                        "table": table,
+                        "seq": int(mv["seq"]),
+                        "round_id": rid,
+                        "units": c.display + c.overflow + c.reserve,
+                    }
+                )
+        t.seq, t.hash = int(data["last_seq"]), str(data["last_hash"])
+        return effects
+
+    def _unlock(self, table: str, rid: int, mv: Mapping[str, JSON]) -> list[dict[str, JSON]]:
+        """A supervisor at the table voided a hit the pool had locked: the pool paid nothing, so
+        the locked amount goes back on the display meter as a recorded correction (NJ
+        13:69D-1.52(f)) naming the table's void; the reset that followed the lock stays."""
+        key = self.hit_key(table, rid, int(mv["position"]))
+        lock = self.locked.get(key)
+        if lock is None or lock.get("voided"):
+            return []
+        cents = int(lock["cents"])
+        why = f"hit voided at the table by {mv.get('supervisor')}: {mv.get('reason')}"
+        self.meters.correct("display", cents)
+        lock["voided"] = True
+        return [
+            {
+                "type": "pool_correction",
+                "table": table,
+                "seq": int(mv["seq"]),
+                "round_id": rid,
+                "position": int(mv["position"]),
+                "cents": cents,
+                "reason": why[:200],
+            }
+        ]
+
+    def _refuse(self, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
+        table = str(data["table"])
+        t = self._table(table)
+        t.refused = str(data["reason"])
+        return [{"type": "table_refused", "table": table, "seq": data["seq"], "reason": t.refused}]
+
+    @staticmethod
+    def hit_key(table: str, round_id: int, position: int) -> str:
+        return f"{table}:{round_id}:{position}"
+
+    def check_hit(self, data: Mapping[str, JSON]) -> None:
+        """Refuse a hit request that cannot be locked (`PoolError` says why)."""
+        table = str(data.get("table"))
+        why = self.identify(table, data.get("asset"))
+        if why:
+            raise PoolError(why)
+        t = self.tables.get(table)
+        if t is not None and t.refused:
+            raise PoolError(f"table {table}: its stream was refused: {t.refused}")
+        line = data.get("line")
+        if not isinstance(line, str) or line not in self.paytable.line_names:
+            raise PoolError(f"line: {line!r} is not a line of pay table {self.params.paytable}")
+        if data.get("wager_cents") != self.params.wager_cents:
+            raise PoolError(
+                f"wager_cents: {data.get('wager_cents')!r}, the pool's wager is "
+                f"{self.params.wager_cents}"
+            )
+        for key in ("round", "position"):
+            if not isinstance(data.get(key), int) or isinstance(data.get(key), bool):
+                raise PoolError(f"{key}: must be an integer")
+
+    def _lock(self, data: Mapping[str, JSON]) -> dict[str, JSON]:
+        """Lock one hit: pay it from the meter as it stands now (NY 5324.41(k)(6)), reset the
+        level (overflow, reserve, then the house), record it with its order (NY
+        5321.18(b)(3)(iii)). The next hit pays from what the reset left."""
+        table, rid, pos = str(data["table"]), int(data["round"]), int(data["position"])
+        line, wager = str(data["line"]), int(data["wager_cents"])
+        level = self.params.level
+        m = self.meters
+        meter_now = m.display_cents
+        cents = self.paytable.payout_cents(line, wager, meter_now)
+        house0 = m.house_funded
+        m.pay_from_meter(cents)
+        short = (m.house_funded - house0) // UNIT
+        fo, fr, fh = m.reset(level)
+        self.hits += 1
+        record: dict[str, JSON] = {
+            "type": "hit_locked",
+            "table": table,
+            "asset": data["asset"],
+            "round_id": rid,
+            "position": pos,
+            "line": line,
+            "cents": cents,
+            "order": self.hits,
+            "meter_cents": meter_now,
+            "house_cents": short + fh // UNIT,
+            "reset_to_cents": m.display_cents,
+            "reset_from": {"overflow": fo, "reserve": fr, "house": fh},
+        }
+        m.record_hit({k: record[k] for k in ("table", "position", "line", "round_id", "order")})
+        self.locked[self.hit_key(table, rid, pos)] = {
+            "cents": cents,
+            "order": self.hits,
+            "meter_cents": meter_now,
+        }
+        return record
