@@ -24,6 +24,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "parsheet",
     "sas",
     "link",
+    "central",
 )
 
 
