@@ -82,7 +82,9 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"central report: {exc}", file=sys.stderr)
         return 2
     if args.kind == "meters" and (start is not None or end is not None):
-        print("central report: meters are the whole stream; use 'shift' for a window", file=sys.stderr)
+        print(
+            "central report: meters are the whole stream; use 'shift' for a window", file=sys.stderr
+        )
         return 2
     try:
         conn = central.connect_pg(args.pg)

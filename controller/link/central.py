@@ -182,7 +182,8 @@ class Ingest:
     def _refuse(self, table: str, seq: int, digest: str, kind: str, reason: str) -> None:
         with self._pg.transaction():
             cur = self._pg.execute(
-                "INSERT INTO refused (table_id, seq, hash, kind, reason) VALUES (%s, %s, %s, %s, %s)"
+                "INSERT INTO refused (table_id, seq, hash, kind, reason)"
+                " VALUES (%s, %s, %s, %s, %s)"
                 " ON CONFLICT (table_id, seq, hash, kind) DO UPDATE SET filled_at = NULL"
                 " WHERE refused.filled_at IS NOT NULL RETURNING id",
                 (table, seq, digest, kind, reason),
@@ -307,7 +308,9 @@ class Ingest:
             ack_wait=ACK_WAIT_S,
             max_ack_pending=-1,
         )
-        return await js.pull_subscribe(STREAM_SUBJECTS, durable=DURABLE, stream=STREAM, config=config)
+        return await js.pull_subscribe(
+            STREAM_SUBJECTS, durable=DURABLE, stream=STREAM, config=config
+        )
 
 
 async def ensure_stream(js: Any) -> None:
@@ -367,7 +370,7 @@ class StoredReader(JournalReader):
                 level = sums.setdefault(str(e["level"]), dict.fromkeys(METER_PARTS, 0))
                 for part in METER_PARTS:
                     value = e.get(part, 0)
-                    level[part] = int(level[part]) + (value if isinstance(value, int) else 0)  # type: ignore[arg-type]
+                    level[part] = int(level[part]) + (value if isinstance(value, int) else 0)
         return sums
 
     def stored_snapshot(self) -> dict[str, JSON] | None:
@@ -391,7 +394,9 @@ def _heads(conn: Any) -> dict[str, dict[str, JSON]]:
         "SELECT h.table_id, h.seq, h.hash, e.ts_ms, e.asset FROM heads h"
         " JOIN entries e ON e.table_id = h.table_id AND e.seq = h.seq"
     ).fetchall()
-    return {t: {"seq": int(s), "hash": h, "last_entry": int(ts), "asset": a} for t, s, h, ts, a in rows}
+    return {
+        t: {"seq": int(s), "hash": h, "last_entry": int(ts), "asset": a} for t, s, h, ts, a in rows
+    }
 
 
 SUMMED = (
@@ -411,21 +416,17 @@ def floor_shift(conn: Any, start: int | None = None, end: int | None = None) -> 
         tables.append(report)
     levels: dict[str, dict[str, int]] = {}
     for t in tables:
-        for lvl in t["levels"]:  # type: ignore[union-attr]
-            into = levels.setdefault(str(lvl["level"]), dict.fromkeys(SUMMED, 0))  # type: ignore[index,call-overload]
+        for lvl in t["levels"]:
+            into = levels.setdefault(str(lvl["level"]), dict.fromkeys(SUMMED, 0))
             for key in SUMMED:
-                into[key] += int(lvl[key])  # type: ignore[index,call-overload]
+                into[key] += int(lvl[key])
     total: dict[str, JSON] = {
-        key: sum(int(t[key]) for t in tables)  # type: ignore[call-overload]
-        for key in ("rounds", "voided_rounds", "faults")
+        key: sum(int(t[key]) for t in tables) for key in ("rounds", "voided_rounds", "faults")
     }
-    total["hits"] = sum(len(t["hits"]) for t in tables)  # type: ignore[arg-type]
-    total["progressive"] = {
-        key: sum(int(t["progressive"][key]) for t in tables)  # type: ignore[call-overload,index]
-        for key in SUMMED
-    }
+    total["hits"] = sum(len(t["hits"]) for t in tables)
+    total["progressive"] = {key: sum(int(t["progressive"][key]) for t in tables) for key in SUMMED}
     total["levels"] = [{"level": name, **v} for name, v in sorted(levels.items())]
-    return {"from": start, "to": end, "tables": tables, "total": total, "refused": refusals}  # type: ignore[dict-item]
+    return {"from": start, "to": end, "tables": tables, "total": total, "refused": refusals}
 
 
 def floor_meters(conn: Any) -> dict[str, JSON]:
@@ -434,13 +435,13 @@ def floor_meters(conn: Any) -> dict[str, JSON]:
     heads = _heads(conn)
     shift = floor_shift(conn)
     tables: list[dict[str, JSON]] = []
-    for report in shift["tables"]:  # type: ignore[union-attr]
-        tid = str(report["table"])  # type: ignore[index]
+    for report in shift["tables"]:
+        tid = str(report["table"])
         tables.append(
             {
                 "table": tid,
                 **heads.get(tid, {}),
-                "rounds": report["rounds"],  # type: ignore[index]
+                "rounds": report["rounds"],
                 "levels": [
                     {
                         "level": lvl["level"],
@@ -451,18 +452,18 @@ def floor_meters(conn: Any) -> dict[str, JSON]:
                         "adjustments_cents": lvl["adjustments_cents"],
                         "moved_cents": lvl["meter_end_cents"],
                     }
-                    for lvl in report["levels"]  # type: ignore[index]
+                    for lvl in report["levels"]
                 ],
-                "problems": report["problems"],  # type: ignore[index]
+                "problems": report["problems"],
             }
         )
     total = shift["total"]
     return {
-        "tables": tables,  # type: ignore[dict-item]
+        "tables": tables,
         "total": {
             "levels": [
-                {k: v for k, v in lvl.items() if k not in ("meter_start_cents",)}  # type: ignore[union-attr]
-                for lvl in total["levels"]  # type: ignore[index,call-overload,union-attr]
+                {k: v for k, v in lvl.items() if k not in ("meter_start_cents",)}
+                for lvl in total["levels"]
             ]
         },
         "refused": shift["refused"],
@@ -478,11 +479,11 @@ def floor_hits(
         per[table_id] = hits_report(StoredReader(conn, table_id), start, end, limit=0)
     merged = sorted(
         (h for hits in per.values() for h in hits),
-        key=lambda h: (int(h["time"]), str(h["table"]), int(h["seq"])),  # type: ignore[call-overload]
+        key=lambda h: (int(h["time"]), str(h["table"]), int(h["seq"])),
     )
     floor = merged[-limit:] if limit > 0 else merged
     return {
-        "tables": {t: (h[-limit:] if limit > 0 else h) for t, h in per.items()},  # type: ignore[dict-item]
-        "total": {"hits": len(merged), "cents": sum(int(h["cents"]) for h in merged)},  # type: ignore[call-overload]
-        "floor": floor,  # type: ignore[dict-item]
+        "tables": {t: (h[-limit:] if limit > 0 else h) for t, h in per.items()},
+        "total": {"hits": len(merged), "cents": sum(int(h["cents"]) for h in merged)},
+        "floor": floor,
     }

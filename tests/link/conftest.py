@@ -38,10 +38,10 @@ def tables() -> Iterator[list[LinkedTable]]:
 @pytest.fixture(scope="session")
 def pg_cluster() -> Iterator[Any]:
     """One throwaway PostgreSQL cluster per test session (pg_support.py)."""
-    from pg_support import PostgresCluster
-
     import shutil
     import tempfile
+
+    from pg_support import PostgresCluster
 
     base = Path(tempfile.mkdtemp(prefix="paigow-pg-"))  # not under pytest's 0700 root dir
     cluster = PostgresCluster(base)

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from link_support import ROOT, JACKPOT, NatsServer, wait_for
+from link_support import JACKPOT, ROOT, NatsServer, wait_for
 from test_link_pool import effects, start_linked
 
 from controller.cli import main
@@ -41,7 +41,9 @@ def stored(dsn: str, table: str) -> list[tuple[int, str]]:
 
 def refused(dsn: str) -> list[tuple[str, int, str, str]]:
     with psycopg.connect(dsn) as conn:
-        rows = conn.execute("SELECT table_id, seq, kind, reason FROM refused ORDER BY id").fetchall()
+        rows = conn.execute(
+            "SELECT table_id, seq, kind, reason FROM refused ORDER BY id"
+        ).fetchall()
     return [(str(t), int(s), str(k), str(r)) for t, s, k, r in rows]
 
 
@@ -93,7 +95,11 @@ def played_journal(tmp_path: Path, nats: NatsServer, controllers: list, tables: 
 
 
 def test_floor_totals_in_postgresql_equal_each_tables_report_and_the_pool(
-    tmp_path: Path, nats: NatsServer, pg: str, controllers: list, tables: list  # type: ignore[type-arg]
+    tmp_path: Path,
+    nats: NatsServer,
+    pg: str,
+    controllers: list,  # type: ignore[type-arg]
+    tables: list,  # type: ignore[type-arg]
 ) -> None:
     """Three linked tables shipped and ingested: the floor's shift and hits in PostgreSQL equal
     each table's own report (controller/journal/reports.py) to the cent, and the linked pool's
@@ -157,7 +163,12 @@ def test_floor_totals_in_postgresql_equal_each_tables_report_and_the_pool(
 
 
 def test_forged_entries_are_refused_at_ingest_with_the_table_and_seq_named(
-    tmp_path: Path, nats: NatsServer, pg: str, controllers: list, tables: list, capsys: Any  # type: ignore[type-arg]
+    tmp_path: Path,
+    nats: NatsServer,
+    pg: str,
+    controllers: list,  # type: ignore[type-arg]
+    tables: list,  # type: ignore[type-arg]
+    capsys: Any,
 ) -> None:
     """An altered entry (its hash does not match), a rewritten entry at a held seq (a valid hash,
     another content) and an entry that does not chain are refused, recorded in ``refused`` with
@@ -243,11 +254,12 @@ def _plain_journal(tmp_path: Path, rounds: int = 2) -> list[Entry]:
     """A real journal of a table without a link (owner, machine, journal) played ``rounds``."""
     import tomllib
 
+    from link_support import LinkedTable, Recorder
+
     from controller.config import SIMULATED_TABLE, parse_config
     from controller.journal.lock import owner_journal_options
     from controller.service.owner import Owner
     from fsm.round.machine import RoundMachine
-    from link_support import LinkedTable, Recorder
 
     data: dict[str, Any] = tomllib.loads(SIMULATED_TABLE.read_text())
     data["game"].update(card_reading_shoe=False, side_wager={"offered": False})
