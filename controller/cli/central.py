@@ -28,7 +28,8 @@ def register(sub: Any) -> None:
     ing.add_argument("--tls-ca", help="CA file for tls:// servers")
     ing.add_argument("--tls-cert", help="client certificate (with --tls-key)")
     ing.add_argument("--tls-key", help="client key")
-    ing.add_argument("--creds", help="a NATS credentials file (the centre's user)")
+    ing.add_argument("--user", help="the NATS user (docs/link.md: `central`, read-only)")
+    ing.add_argument("--password-file", help="a file holding the NATS user's password")
     ing.set_defaults(func=run_ingest)
     rep = actions.add_parser("report", help="the floor's shift, meters or hits from PostgreSQL")
     rep.add_argument("kind", choices=("shift", "meters", "hits"))
@@ -49,8 +50,11 @@ def _connect_options(args: argparse.Namespace) -> dict[str, Any]:
         if args.tls_cert:
             ctx.load_cert_chain(args.tls_cert, args.tls_key)
         options["tls"] = ctx
-    if args.creds:
-        options["user_credentials"] = args.creds
+    if args.user:
+        options["user"] = args.user
+    if args.password_file:
+        with open(args.password_file, encoding="utf-8") as f:
+            options["password"] = f.read().strip()
     return options
 
 
@@ -58,7 +62,12 @@ def run_ingest(args: argparse.Namespace) -> int:
     from controller.link.central import CentralError, Ingest
 
     try:
-        ingest = Ingest(args.nats, args.pg, connect_options=_connect_options(args))
+        options = _connect_options(args)
+    except OSError as exc:
+        print(f"central ingest: {exc}", file=sys.stderr)
+        return 2
+    try:
+        ingest = Ingest(args.nats, args.pg, connect_options=options)
         stats = ingest.run(once=args.once, until_idle=args.until_idle)
     except (CentralError, OSError) as exc:
         print(f"central ingest: {exc}", file=sys.stderr)

@@ -99,7 +99,12 @@ class CentralError(Exception):
 
 def connect_pg(dsn: str) -> Any:
     """An autocommit psycopg connection (each write in an explicit transaction)."""
-    import psycopg
+    try:
+        import psycopg
+    except ImportError:
+        raise CentralError(
+            "psycopg is not installed: pip install 'paigow-table-controller[central]'"
+        )
 
     try:
         return psycopg.connect(dsn, autocommit=True, connect_timeout=10)

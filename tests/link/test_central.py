@@ -287,3 +287,26 @@ def _plain_journal(tmp_path: Path, rounds: int = 2) -> list[Entry]:
         t.owner.stop()
     time.sleep(0)
     return journal_entries(t.db)
+
+
+def test_central_unit_runs_the_documented_ingest_and_is_not_restarted_for_bad_arguments(
+    tmp_path: Path,
+) -> None:
+    """systemd/paigow-central.service (docs/link.md): ExecStart parses as `central ingest` with
+    every option it names, and exit 2 (bad arguments) is not restarted."""
+    import configparser
+    import shlex
+
+    from controller.cli import build_parser
+
+    parser = configparser.ConfigParser(strict=False, interpolation=None)
+    parser.read_string((ROOT / "systemd" / "paigow-central.service").read_text())
+    service = parser["Service"]
+    argv = shlex.split(service["ExecStart"])
+    assert argv[0] == "/opt/paigow/venv/bin/tablectl"
+    args = build_parser().parse_args(argv[1:])
+    assert (args.command, args.central_command) == ("central", "ingest")
+    assert len(args.nats) == 3 and args.user == "central" and "paigow_floor" in args.pg
+    assert service["Restart"] == "on-failure" and service["RestartPreventExitStatus"] == "2"
+    assert main(["central", "ingest", "--nats", "nats://127.0.0.1:1", "--pg", "x",
+                 "--password-file", str(tmp_path / "missing")]) == 2  # fmt: skip
