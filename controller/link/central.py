@@ -102,9 +102,8 @@ def connect_pg(dsn: str) -> Any:
     try:
         import psycopg
     except ImportError:
-        raise CentralError(
-            "psycopg is not installed: pip install 'paigow-table-controller[central]'"
-        )
+        hint = "pip install 'paigow-table-controller[central]'"
+        raise CentralError(f"psycopg is not installed: {hint}") from None
 
     try:
         return psycopg.connect(dsn, autocommit=True, connect_timeout=10)
