@@ -287,7 +287,7 @@ class Ingest:
             while True:
                 try:
                     msgs = await sub.fetch(self.batch, timeout=1.0)
-                except nats.errors.TimeoutError:
+                except (TimeoutError, nats.errors.TimeoutError):  # nothing within the timeout
                     msgs = []
                 moved = False
                 for msg in msgs:
