@@ -132,7 +132,8 @@ def _text(kind: str, doc: dict[str, Any]) -> list[str]:
     key = "moved_cents" if kind == "meters" else "meter_end_cents"
     for t in doc["tables"]:
         head = f" head seq {t['seq']}" if "seq" in t else ""
-        lines.append(f"table {t['table']}:{head} rounds {t['rounds']}")
+        hits = f" hits {len(t['hits'])}" if kind == "shift" else ""
+        lines.append(f"table {t['table']}:{head} rounds {t['rounds']}{hits}")
         for lvl in t["levels"]:
             lines.append(
                 f"  {lvl['level']:<14} wagered {dollars(lvl['wagered_cents'])}"
