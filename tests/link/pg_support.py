@@ -13,11 +13,9 @@ from pathlib import Path
 import pytest
 from link_support import free_port
 
-PG_BIN = Path("/usr/lib/postgresql/15/bin")
-
-
 def pg_tool(name: str) -> str:
-    found = shutil.which(name) or (str(PG_BIN / name) if (PG_BIN / name).exists() else None)
+    versions = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))  # Debian's layout
+    found = shutil.which(name) or (str(versions[-1]) if versions else None)
     if found is None:
         if os.environ.get("CI") == "true":
             pytest.fail(f"PostgreSQL's {name} is not installed (.ci/system-deps installs it)")
