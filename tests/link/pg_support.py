@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from link_support import free_port
 
+
 def pg_tool(name: str) -> str:
     versions = sorted(Path("/usr/lib/postgresql").glob(f"*/bin/{name}"))  # Debian's layout
     found = shutil.which(name) or (str(versions[-1]) if versions else None)
