@@ -25,6 +25,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "sas",
     "drill",
     "link",
+    "central",
 )
 
 

@@ -33,3 +33,27 @@ def tables() -> Iterator[list[LinkedTable]]:
     yield made
     for t in made:
         t.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[Any]:
+    """One throwaway PostgreSQL cluster per test session (pg_support.py)."""
+    import shutil
+    import tempfile
+
+    from pg_support import PostgresCluster
+
+    base = Path(tempfile.mkdtemp(prefix="paigow-pg-"))  # not under pytest's 0700 root dir
+    cluster = PostgresCluster(base)
+    try:
+        cluster.start()
+        yield cluster
+        cluster.stop()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture()
+def pg(pg_cluster: Any) -> str:
+    """A fresh database of the session's cluster: its DSN."""
+    return str(pg_cluster.new_database())
