@@ -17,6 +17,7 @@ from controller.journal import reports
 from controller.journal.reports import JournalReader, ReportError, parse_time
 
 KINDS = ("rounds", "shift", "meters", "hits")
+MAX_LIMIT = 1_000_000
 
 
 def register(sub: Any) -> None:
@@ -42,6 +43,9 @@ def run(args: argparse.Namespace) -> int:
         end = None if args.end is None else parse_time(args.end, "--to")
     except ValueError as exc:
         print(f"report: {exc}", file=sys.stderr)
+        return 2
+    if not 1 <= args.limit <= MAX_LIMIT:
+        print(f"report: --limit: must be 1 to {MAX_LIMIT}, got {args.limit}", file=sys.stderr)
         return 2
     if start is not None and end is not None and end <= start:
         print("report: --to must be later than --from", file=sys.stderr)

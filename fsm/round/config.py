@@ -145,11 +145,12 @@ class ProgressiveLevel:
     def from_mapping(cls, data: Mapping[str, object], where: str) -> ProgressiveLevel:
         _check_keys(data, set(cls.KEYS), where)
         name = _str(data, "name", where)
-        initial = _int(data, "initial_cents", where)
-        reset = _int(data, "reset_cents", where, default=initial)
+        money = Reader(data, where, cls.KEYS, check=False)  # amounts: 0..MAX_CENTS
+        initial = money.cents("initial_cents")
+        reset = money.cents("reset_cents", initial)
         rate = _int(data, "rate_bp", where)
         hidden = _int(data, "hidden_rate_bp", where, default=0)
-        limit = _int(data, "limit_cents", where, default=0)
+        limit = money.cents("limit_cents", 0)
         if rate + hidden > 10000:
             raise ValueError(
                 f"{_where(where, 'rate_bp')}: rate_bp + hidden_rate_bp = {rate + hidden} exceeds "
@@ -564,6 +565,7 @@ def _check_levels(
     if defaults == 0 and set(claimed) != set(table.line_names):
         missing = sorted(set(table.line_names) - set(claimed))
         raise ValueError(f"{where}: no level pays line(s) {', '.join(missing)}")
+    _check_reset_amounts(levels, table, wager, where)
     total = sum(lvl.rate_bp for lvl in levels)
     least = MIN_RATE_BP[wager]
     if total < least:
@@ -584,6 +586,31 @@ def _check_levels(
                 f"but grows at {lvl.rate_bp / 100:g}% of a {wager // 100}-dollar wager, below "
                 f"the {least / 100:g}% NY 5324.41(k)(5) requires of that meter"
             )
+
+
+def _check_reset_amounts(
+    levels: tuple[ProgressiveLevel, ...], table: ProgressiveTable, wager: int, where: str
+) -> None:
+    """A level's initial and reset amounts must cover the largest fixed payout its meter pays
+    for the configured wager (NY 5324.41(k)(5): those payouts come off the meter): a meter reset
+    below it would be overdrawn by the first such hit after the reset (``reset_cents = 1``)."""
+    claimed = {line for lvl in levels for line in lvl.lines}
+    for i, lvl in enumerate(levels):
+        paid = lvl.lines or tuple(n for n in table.line_names if n not in claimed)
+        need, need_line = 0, ""
+        for line in table.lines:
+            if line.name not in paid or line.amount_cents is None:
+                continue
+            amount = line.amount_cents * wager // 100
+            if table.deducted_from_meter(line.name, wager, amount) and amount > need:
+                need, need_line = amount, line.name
+        for key, amount in (("initial_cents", lvl.initial_cents), ("reset_cents", lvl.reset_cents)):
+            if amount < need:
+                raise ValueError(
+                    f"{where}[{i}].{key}: {amount} is below {need}, what the meter pays for "
+                    f"{need_line} on a {wager}-cent wager (NY 5324.41(k)(5)); the meter must "
+                    "cover every fixed payout taken from it"
+                )
 
 
 def with_changes(
