@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import io
 import os
 import select
 import sys
@@ -43,6 +44,7 @@ EXIT_STDOUT_CLOSED = 141
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
+    _tolerant_streams()
     try:
         args = parser.parse_args(argv)
         code: int = args.func(args)
@@ -56,6 +58,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.close(devnull)
         return EXIT_STDOUT_CLOSED
     return code
+
+
+def _tolerant_streams() -> None:
+    """Bytes on stdin that are not UTF-8 reach the commands as lone surrogates (each command
+    refuses them with a message), and a message that quotes them is printed escaped: hostile
+    input never ends a command with a UnicodeError."""
+    for stream, errors in ((sys.stdin, "surrogateescape"), (sys.stdout, "backslashreplace")):
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors=errors)
+    if isinstance(sys.stderr, io.TextIOWrapper):
+        sys.stderr.reconfigure(errors="backslashreplace")
 
 
 def _stdout_closed() -> bool:

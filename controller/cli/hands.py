@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
+from controller.cli import args as types
 from fsm.configread import MAX_CENTS
 from fsm.rules.cards import CardError, format_cards, parse_cards
 from fsm.rules.progressive import PayTableError, ProgressiveTable
@@ -26,7 +27,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("hands", help="rank hands read from stdin, one per line, as JSON lines")
     p.add_argument(
         "--meter",
-        type=int,
+        type=types.cents(),
         default=0,
         metavar="CENTS",
         help="progressive meter in cents for meter-based lines (default 0)",

@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from controller.cli import args as types
 from controller.journal import reports
 from controller.journal.reports import JournalReader, ReportError, parse_time
 
@@ -32,7 +33,10 @@ def register(sub: Any) -> None:
         "--to", dest="end", help="window end, exclusive: ISO-8601 UTC or ms since epoch"
     )
     parser.add_argument(
-        "--limit", type=int, default=25, help="hits: how many of the last hits (default 25)"
+        "--limit",
+        type=types.whole(1, MAX_LIMIT),
+        default=25,
+        help="hits: how many of the last hits (default 25)",
     )
     parser.set_defaults(func=run)
 

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
+from controller.cli import args as types
 from controller.config import ConfigError
 from controller.journal.format import JournalError, StorageFault
 from controller.sim.faults import KINDS, parse_faults
@@ -34,7 +35,7 @@ def register(sub: Any) -> None:
     p.add_argument("--config", metavar="PATH", help="table configuration (default: simulated)")
     p.add_argument(
         "--port",
-        type=int,
+        type=types.whole(0, 65535),
         default=8080,
         help="without --headless: the virtual table's page on 127.0.0.1:PORT (default 8080; "
         "0: any free port, printed)",
@@ -52,7 +53,9 @@ def register(sub: Any) -> None:
         help="serve SAS on a pty; PATH: symlink to its host side",
     )
     p.add_argument("--headless", action="store_true", help="play N rounds, then exit")
-    p.add_argument("--rounds", type=int, metavar="N", help="with --headless: rounds to reach")
+    p.add_argument(
+        "--rounds", type=types.whole(1, 10**7), metavar="N", help="with --headless: rounds to reach"
+    )
     p.add_argument("--seed", default="1", metavar="S", help="seed of the simulation (default 1)")
     p.add_argument(
         "--faults",
@@ -62,7 +65,7 @@ def register(sub: Any) -> None:
     p.add_argument("--linger", action="store_true", help="with --headless: keep serving")
     p.add_argument(
         "--pace",
-        type=float,
+        type=types.seconds(0, 60),
         default=None,
         metavar="SECONDS",
         help="without --headless: pause after each action of the scripted dealer, players and "
@@ -128,15 +131,36 @@ def run_simulate(args: argparse.Namespace) -> int:
     db = Path(args.db) if args.db else config.journal_path
     from controller.journal.lock import JournalInUse, JournalLock
 
+    problem = journal_path_problem(db)
+    if problem is not None:
+        print(f"tablectl simulate: {problem}", file=err)
+        return EXIT_BAD_INPUT
     try:  # one controller per journal: before any pty, socket or thread is started
         lock = JournalLock.acquire(db)
-    except (JournalInUse, OSError) as exc:
+    except JournalInUse as exc:
         print(f"tablectl simulate: {exc}", file=err)
         return EXIT_IN_USE
+    except OSError as exc:  # the directory cannot take the lock file: nothing was touched
+        print(f"tablectl simulate: journal {db}: {exc.strerror or exc}", file=err)
+        return EXIT_BAD_INPUT
     try:
         return _simulate_locked(args, db, simulate)
     finally:
         lock.release()
+
+
+def journal_path_problem(db: Path) -> str | None:
+    """Why ``db`` cannot be a journal path (a NUL or control character, a directory, a
+    directory that does not exist), or None; checked before anything is created."""
+    text = str(db)
+    if not text.isprintable():
+        return f"--db: control characters are not allowed in a journal path, got {text!r}"
+    if db.is_dir():
+        return f"journal {db}: is a directory; name a file"
+    parent = db.parent
+    if not parent.is_dir():
+        return f"journal {db}: directory {parent} does not exist"
+    return None
 
 
 def _simulate_locked(args: argparse.Namespace, db: Path, simulate: Any) -> int:

@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from controller.config import DEFAULT_CONSOLE_SOCKET, check_pin
+from fsm.configread import MAX_CENTS
 from fsm.round.catalogue import AREAS
 from fsm.round.effects import Rejected
 from fsm.round.events import JSON, Event
@@ -254,6 +255,8 @@ def _delta_cents(text: str) -> int:
     cents = int(value)
     if cents == 0:
         raise RequestError("DELTA_CENTS: must not be zero")
+    if abs(cents) > MAX_CENTS:
+        raise RequestError(f"DELTA_CENTS: at most {MAX_CENTS} cents either way, got {cents}")
     return cents
 
 
