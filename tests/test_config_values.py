@@ -30,25 +30,29 @@ CASES: list[tuple[str, str, object, str]] = [
         "serial.shoe",
         "status_timeout",
         math.nan,
-        "serial.shoe.status_timeout: must be a finite number of seconds > 0 and <= 3600, got float nan",
+        "serial.shoe.status_timeout: must be a finite number of seconds > 0 and <= 3600, "
+        "got float nan",
     ),
     (
         "serial.shoe",
         "dispense_timeout",
         math.inf,
-        "serial.shoe.dispense_timeout: must be a finite number of seconds > 0 and <= 3600, got float inf",
+        "serial.shoe.dispense_timeout: must be a finite number of seconds > 0 and <= 3600, "
+        "got float inf",
     ),
     (
         "serial.shuffler",
         "shuffle_timeout",
         True,
-        "serial.shuffler.shuffle_timeout: must be a finite number of seconds > 0 and <= 3600, got bool True",
+        "serial.shuffler.shuffle_timeout: must be a finite number of seconds > 0 and <= 3600, "
+        "got bool True",
     ),
     (
         "serial.shoe.link",
         "ack_timeout",
         math.nan,
-        "serial.shoe.link.ack_timeout: must be a finite number of seconds 0.001..3600, got float nan",
+        "serial.shoe.link.ack_timeout: must be a finite number of seconds 0.001..3600, "
+        "got float nan",
     ),
     (
         "serial.shoe.link",
@@ -73,7 +77,8 @@ CASES: list[tuple[str, str, object, str]] = [
         "serial.shoe.port",
         "read_tick",
         math.nan,
-        "serial.shoe.port.read_tick: must be a finite number of seconds > 0 and <= 3600, got float nan",
+        "serial.shoe.port.read_tick: must be a finite number of seconds > 0 and <= 3600, "
+        "got float nan",
     ),
     (
         "serial.shoe.port",
