@@ -45,6 +45,7 @@ from controller.sim.table import (
     MockPins,
     PersistentDeck,
     PtyFaults,
+    deck_path_for,
 )
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
@@ -107,9 +108,10 @@ class PtySerial:
     pseudo-terminals and the real adapters opened on them, the cards kept in the shoe across a
     restart (``deck_path``)."""
 
-    def __init__(self, seed: int, deck_path: Path) -> None:
+    def __init__(self, seed: int, deck_path: Path, ports: Path | None = None) -> None:
         self.seed = seed
         self.deck_path = deck_path
+        self.ports = ports
         self.sim: Any = None
 
     def __call__(self, config: TableConfig, port: InputPort) -> tuple[Any, Any]:
@@ -121,7 +123,7 @@ class PtySerial:
         sim.deck = PersistentDeck(self.deck_path)  # the cards stay in the shoe across a restart
         sim.shoe_logic.deck = sim.deck
         name = self.deck_path.name.replace(".sim-shoe.json", ".sim-ports")
-        ports = self.deck_path.with_name(name)
+        ports = self.ports or self.deck_path.with_name(name)
         ports.mkdir(exist_ok=True)  # beside the journal: nothing left in /tmp after a SIGKILL
         shoe_path, shuffler_path = sim.start(seed=self.seed, directory=str(ports))
         self.sim = sim
@@ -146,7 +148,8 @@ def build_service(
     adapters, the seeded draw; the scripted people drive the mock pins."""
     plan = FaultPlan(parse_faults(fault_spec))
     factory = make_pin_factory("mock")
-    serial = PtySerial(seed_int(seed), db.with_name(db.name + ".sim-shoe.json"))
+    # the undealt deck in the simulator's private directory, the pty names beside the journal
+    serial = PtySerial(seed_int(seed), deck_path_for(db), db.with_name(db.name + ".sim-ports"))
     # the MAX7219 chain (1-7 digit, meter sign) as a simulated chip chain the page can read
     chain = SimulatedChain(config.pins.spi_chips) if config.pins.uses_spi else None
     parts = Parts(
