@@ -45,7 +45,7 @@ from fsm.configread import (
     table_value,
     unknown_keys,
 )
-from fsm.round.config import GameConfig
+from fsm.round.config import GameConfig, check_reset_amounts
 from fsm.rules.paytables import BonusConfig
 
 T = TypeVar("T")
@@ -537,6 +537,11 @@ def _parse_game(
     if bonus is not None:
         for_game["bonus"] = bonus
     result: GameConfig | None = _delegate(GameConfig.from_mapping, for_game, "game", problems)
+    if result is not None:  # a table's meters start and reset where the pay table makes sense
+        try:
+            check_reset_amounts(result)
+        except ValueError as exc:
+            problems.append(str(exc))
     return result
 
 

@@ -26,7 +26,12 @@ from fsm.rules.houseway import DEFAULT_WAY, HouseWay
 from fsm.rules.houseway_rules import HouseWayError
 from fsm.rules.paytables import BonusConfig, Odds
 from fsm.rules.progressive import DATA_DIR as PROGRESSIVE_DIR
-from fsm.rules.progressive import DEFAULT_TABLE, PayTableError, ProgressiveTable
+from fsm.rules.progressive import (
+    DEFAULT_TABLE,
+    REGULATION_MINIMUMS,
+    PayTableError,
+    ProgressiveTable,
+)
 from fsm.rules.ranking import RankingOptions
 
 # NY 5324.41(k)(5): least rate of progression, in basis points of the amount wagered.
@@ -565,7 +570,6 @@ def _check_levels(
     if defaults == 0 and set(claimed) != set(table.line_names):
         missing = sorted(set(table.line_names) - set(claimed))
         raise ValueError(f"{where}: no level pays line(s) {', '.join(missing)}")
-    _check_reset_amounts(levels, table, wager, where)
     total = sum(lvl.rate_bp for lvl in levels)
     least = MIN_RATE_BP[wager]
     if total < least:
@@ -588,28 +592,27 @@ def _check_levels(
             )
 
 
-def _check_reset_amounts(
-    levels: tuple[ProgressiveLevel, ...], table: ProgressiveTable, wager: int, where: str
-) -> None:
-    """A level's initial and reset amounts must cover the largest fixed payout its meter pays
-    for the configured wager (NY 5324.41(k)(5): those payouts come off the meter): a meter reset
-    below it would be overdrawn by the first such hit after the reset (``reset_cents = 1``)."""
+def check_reset_amounts(game: GameConfig, where: str = "game.levels") -> None:
+    """A level whose meter pays a share-of-the-meter line (the natural royal flush) must start
+    and reset at least at the largest fixed amount NY 5324.41(k)(4)(ii) requires for a lower
+    hand (a royal flush and a pair: $200 a dollar wagered): below it the table's best hand would
+    pay less than a hand it outranks is guaranteed (``reset_cents = 1`` pays the natural royal
+    flush one cent). The parsheet flags a table's own fixed amounts above the reset (NJ
+    13:69D-1.52(e)); this is the floor no table can go under. Checked by the table's
+    configuration loader (a round test may start a meter at zero). ValueError naming the key."""
+    levels, table, wager = game.levels, game.table, game.progressive_wager_cents
     claimed = {line for lvl in levels for line in lvl.lines}
+    least = max(fixed for _, _, fixed in REGULATION_MINIMUMS if fixed is not None)
+    need = least * wager // 100
     for i, lvl in enumerate(levels):
         paid = lvl.lines or tuple(n for n in table.line_names if n not in claimed)
-        need, need_line = 0, ""
-        for line in table.lines:
-            if line.name not in paid or line.amount_cents is None:
-                continue
-            amount = line.amount_cents * wager // 100
-            if table.deducted_from_meter(line.name, wager, amount) and amount > need:
-                need, need_line = amount, line.name
+        if not any(line.from_meter for line in table.lines if line.name in paid):
+            continue
         for key, amount in (("initial_cents", lvl.initial_cents), ("reset_cents", lvl.reset_cents)):
             if amount < need:
                 raise ValueError(
-                    f"{where}[{i}].{key}: {amount} is below {need}, what the meter pays for "
-                    f"{need_line} on a {wager}-cent wager (NY 5324.41(k)(5)); the meter must "
-                    "cover every fixed payout taken from it"
+                    f"{where}[{i}].{key}: {amount} is below {need}, the least NY 5324.41(k)(4)(ii) "
+                    f"pays a lower hand on a {wager}-cent wager; the meter pays the best hands"
                 )
 
 
