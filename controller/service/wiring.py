@@ -341,9 +341,13 @@ class ConsoleAttachment:
     def start(self, owner: Owner) -> None:
         from controller.console.server import ConsoleServer
 
+        from controller.console.lockout import journal_history
+
         kwargs: dict[str, Any] = {}
         if self._on_request is not None:
             kwargs["on_request"] = self._on_request
+        # the wrong-PIN limits survive a restart: rebuilt from the journal's recent entries
+        kwargs["history"] = journal_history(owner.journal_path)
         server = ConsoleServer(owner, self._config.supervisors, self.path, **kwargs)
         try:
             server.start()
