@@ -159,6 +159,8 @@ class Director:
         if state == "Maintenance":
             return self._event("maintenance_exited", {"supervisor": SUPERVISOR})
         if state == "Fault":
+            if _held(view):  # the device still reports it: wait for its healthy report
+                return None
             return self._event("fault_cleared", {"supervisor": SUPERVISOR})
         if state == "Open_Betting":
             offered = self._bank_action(snap, rnd)
@@ -246,3 +248,10 @@ class Director:
         return self._event(
             "fault_raised", {"code": "DEVICE_STALLED", "device": device, "detail": detail}
         )
+
+
+def _held(view: Mapping[str, Any]) -> bool:
+    """Whether the fault set still holds a fault its device reports (a jam not yet cleared)."""
+    fault = view.get("fault")
+    faults = fault.get("faults", ()) if isinstance(fault, Mapping) else ()
+    return any(isinstance(f, Mapping) and f.get("held") for f in faults)
