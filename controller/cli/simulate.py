@@ -1,7 +1,8 @@
 """``tablectl simulate``: the controller on a simulated table (``make run``), or, with
 ``--headless``, a scripted run that stops when the journal holds N completed rounds.
 
-Responsible only for the arguments and the exit code (0 done; 2 bad input, nothing touched; 3 no
+Responsible only for the arguments and the exit code (0 done; 2 bad input, nothing touched, a
+journal path that cannot be used included (missing or read-only directory); 3 no
 progress; 4 storage fault; 5 the owner thread failed; 6 the journal is in use by another
 controller, nothing touched); the work is in `controller.sim.simulate`.
 Must never hold a game rule or be used on real hardware (``tablectl run``).

@@ -2,9 +2,11 @@
 PIN, takes the steps that need more than the panel's buttons (chip-count resolution, maintenance,
 configuration changes, meter corrections, tests, and the panel's own steps by name).
 
-Responsible for one UNIX stream socket (``[console] socket``, mode 0660) served by ONE thread:
-per connection it reads one JSON request line (at most `MAX_REQUEST_BYTES`, within the
-connection's timeout), checks its shape, authenticates the supervisor against the configuration's
+Responsible for one UNIX stream socket (``[console] socket``, mode 0660): a reader thread reads
+every connection at once (each must deliver one JSON request line, at most `MAX_REQUEST_BYTES`,
+within `CONNECTION_TIMEOUT_S` of its accept; at most `MAX_CLIENTS` open, one more closes the
+oldest still sending), so an idle or slow client delays nobody; a worker thread takes the complete
+lines in order, checks their shape, authenticates the supervisor against the configuration's
 scrypt PIN hashes, turns the request into the round's `Event` (with the supervisor's id) and posts
 it to the owner with `Owner.post_tracked`; it answers one JSON line once the owner has committed
 that event: ``{"ok": true, "seq", "state", "effects"}``, or ``{"ok": false, "error"}`` (a request
@@ -13,7 +15,9 @@ the machine refused keeps its ``seq``, ``state`` and ``effects``: the refusal is
 A refused PIN (wrong PIN, unknown supervisor, an id locked after `LOCKOUT_AFTER` wrong PINs) is
 itself journaled as a ``console_refused`` entry (supervisor id, request, reason; never the PIN)
 posted to the owner; the round machine accepts it in every state as an informational event and
-changes nothing. At most `JOURNALED_REFUSALS_PER_MINUTE` refusals a
+changes nothing. Every wrong PIN of a configured supervisor is journaled, so the counters
+(`controller.console.lockout`) are rebuilt from the journal at start (``history``): a restart
+clears no lock. Of the other refusals at most `JOURNALED_REFUSALS_PER_MINUTE` a
 minute are journaled; the others are counted (``refusals``) and the next journaled refusal
 carries how many were not (``unjournaled``), so a flood of guesses cannot fill the journal.
 
