@@ -55,7 +55,7 @@ def register(sub: Any) -> None:
     )
     parser.add_argument(
         "--step-s",
-        type=types.seconds(0.01, 60),
+        type=types.seconds(0, 60),
         default=0.5,
         help="seconds each output stays on (default 0.5)",
     )
