@@ -38,8 +38,15 @@ from drivers.gpio.config import PinConfig
 from drivers.serial.adapter import DeviceConfig
 from drivers.serial.shoe import ShoeConfig
 from drivers.serial.shuffler import ShufflerConfig
-from fsm.configread import ConfigValueError, Reader, describe, table_value, unknown_keys
-from fsm.round.config import GameConfig
+from fsm.configread import (
+    ConfigValueError,
+    Reader,
+    describe,
+    parse_toml,
+    table_value,
+    unknown_keys,
+)
+from fsm.round.config import GameConfig, check_reset_amounts
 from fsm.rules.paytables import BonusConfig
 
 T = TypeVar("T")
@@ -375,7 +382,9 @@ def _parse_serial_device(name: str, raw: object, problems: list[str]) -> SerialD
     rest = {k: v for k, v in data.items() if k != "model"}
     driver = _delegate(driver_cls.from_mapping, rest, where, problems)
     device = SerialDevice(str(model), driver if driver is not None else driver_cls())
-    if driver is not None and not device.port.startswith("/dev/"):
+    if driver is not None and (
+        not device.port.isprintable() or not device.port.startswith("/dev/")
+    ):
         problems.append(
             f"{where}.port.path: must be a device path under /dev/, got {device.port!r}"
         )
@@ -413,7 +422,12 @@ def _parse_journal_files(raw: object, problems: list[str]) -> tuple[Path | None,
         value = data.get(key)
         if value is None:
             out.append(None)
-        elif not isinstance(value, str) or not value.startswith("/") or value.endswith("/"):
+        elif (
+            not isinstance(value, str)
+            or not value.isprintable()
+            or not value.startswith("/")
+            or value.endswith("/")
+        ):
             problems.append(f"journal.{key}: must be an absolute file path, got {value!r}")
             out.append(None)
         else:
@@ -427,6 +441,9 @@ def _parse_journal(raw: object, problems: list[str]) -> Path:
         return Path(DEFAULT_JOURNAL)
     problems.extend(_unknown(data, ("path", "anchor", "key_file"), "journal"))
     path = _get_str(data, "path", "journal", DEFAULT_JOURNAL, problems)
+    if not path.isprintable():  # a NUL no file system takes; a newline no operator can read
+        problems.append(f"journal.path: control characters are not allowed, got {path!r}")
+        return Path(DEFAULT_JOURNAL)
     if not path.startswith("/"):
         problems.append(f"journal.path: must be an absolute path, got {path!r}")
     elif path.endswith("/"):
@@ -441,7 +458,7 @@ def _parse_console(raw: object, problems: list[str]) -> ConsoleSection:
     problems.extend(_unknown(data, ("enabled", "socket"), "console"))
     enabled = _get_bool(data, "enabled", "console", True, problems)
     path = _get_str(data, "socket", "console", DEFAULT_CONSOLE_SOCKET, problems)
-    if not path.startswith("/") or path.endswith("/"):
+    if not path.isprintable() or not path.startswith("/") or path.endswith("/"):
         problems.append(f"console.socket: must be an absolute path to a file, got {path!r}")
     elif len(path.encode("utf-8")) >= 104:
         problems.append(
@@ -528,6 +545,11 @@ def _parse_game(
     if bonus is not None:
         for_game["bonus"] = bonus
     result: GameConfig | None = _delegate(GameConfig.from_mapping, for_game, "game", problems)
+    if result is not None:  # a table's meters start and reset where the pay table makes sense
+        try:
+            check_reset_amounts(result)
+        except ValueError as exc:
+            problems.append(str(exc))
     return result
 
 
@@ -597,7 +619,7 @@ def load_config(path: str | Path) -> TableConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError(source, [f"not UTF-8 text (byte {exc.start})"]) from None
     try:
-        data = tomllib.loads(text)
+        data = parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(source, [f"not valid TOML: {exc}"]) from None
     return parse_config(data, source)

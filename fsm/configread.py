@@ -17,10 +17,19 @@ from __future__ import annotations
 
 import math
 import re
+import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final, TypeVar
 
 T = TypeVar("T")
+
+#: The largest amount of money any configuration key, wager or correction may name, in cents
+#: ($1,000,000,000.00): far above any table's meter, far below where a sum of a shift's amounts
+#: could stop meaning money (SQLite's and JSON's exact integers end at 2**53).
+MAX_CENTS: Final = 100_000_000_000
+#: The longest time any configuration key may name, in seconds (an hour: no link, device or
+#: console time of the table is longer, and a longer one would as good as never fire).
+MAX_SECONDS: Final = 3600.0
 
 
 class _Required:
@@ -64,6 +73,21 @@ def _range_text(lo: float | None, hi: float | None, lo_open: bool = False) -> st
     return (" " + " and ".join(parts)) if parts else ""
 
 
+# ------------------------------------------------------------------------------------ parsing
+def parse_toml(text: str | bytes) -> dict[str, object]:
+    """``tomllib.loads`` for every configuration, pay table and house way: a document nested
+    too deeply for the parser (``a = [[[[...`` thousands deep) is a ``TOMLDecodeError`` like any
+    other bad syntax, never a RecursionError; bytes that are not UTF-8 likewise."""
+    try:
+        if isinstance(text, bytes):
+            text = text.decode("utf-8")
+        return tomllib.loads(text)
+    except RecursionError:
+        raise tomllib.TOMLDecodeError("nested too deeply") from None
+    except UnicodeDecodeError as exc:
+        raise tomllib.TOMLDecodeError(f"not UTF-8 text (byte {exc.start})") from None
+
+
 # ------------------------------------------------------------------------------ single values
 def int_value(value: object, key: str, lo: int | None = None, hi: int | None = None) -> int:
     """An integer in ``lo..hi`` (either end open when None); never a bool or a float."""
@@ -102,9 +126,15 @@ def number_value(
     return number
 
 
-def seconds_value(value: object, key: str) -> float:
-    """A positive, finite number of seconds."""
-    return number_value(value, key, 0, lo_open=True, unit="seconds")
+def cents_value(value: object, key: str, lo: int = 0) -> int:
+    """An amount of money in whole cents, ``lo``..`MAX_CENTS`."""
+    return int_value(value, key, lo, MAX_CENTS)
+
+
+def seconds_value(value: object, key: str, hi: float = MAX_SECONDS) -> float:
+    """A positive, finite number of seconds, at most ``hi`` (`MAX_SECONDS` unless the key says
+    less): a timeout of 1e308 s is as useless as infinity (it would never fire)."""
+    return number_value(value, key, 0, hi, lo_open=True, unit="seconds")
 
 
 def bool_value(value: object, key: str) -> bool:
@@ -243,8 +273,15 @@ class Reader:
         value = self.raw(key, default, "a finite number")
         return number_value(value, self.path(key), lo, hi, lo_open=lo_open, unit=unit)
 
-    def seconds(self, key: str, default: float | _Required = REQUIRED) -> float:
-        return seconds_value(self.raw(key, default, "a number of seconds"), self.path(key))
+    def cents(self, key: str, default: int | _Required = REQUIRED, lo: int = 0) -> int:
+        """An amount of money in whole cents, ``lo``..`MAX_CENTS`."""
+        value = self.raw(key, default, f"whole cents {lo}..{MAX_CENTS}")
+        return cents_value(value, self.path(key), lo)
+
+    def seconds(
+        self, key: str, default: float | _Required = REQUIRED, hi: float = MAX_SECONDS
+    ) -> float:
+        return seconds_value(self.raw(key, default, "a number of seconds"), self.path(key), hi)
 
     def boolean(self, key: str, default: bool | _Required = REQUIRED) -> bool:
         return bool_value(self.raw(key, default, "true or false"), self.path(key))

@@ -309,7 +309,7 @@ def test_hash_pin_command_output_is_accepted_by_the_loader(tmp_path: Path) -> No
     refused = subprocess.run(
         [*TABLECTL, "config", "hash-pin"], input="12\n", capture_output=True, text=True, cwd=ROOT
     )
-    assert refused.returncode == 1
+    assert refused.returncode == 2
     assert "4 to 12 digits" in refused.stderr
 
 

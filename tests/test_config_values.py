@@ -30,38 +30,42 @@ CASES: list[tuple[str, str, object, str]] = [
         "serial.shoe",
         "status_timeout",
         math.nan,
-        "serial.shoe.status_timeout: must be a finite number of seconds > 0, got float nan",
+        "serial.shoe.status_timeout: must be a finite number of seconds > 0 and <= 3600, "
+        "got float nan",
     ),
     (
         "serial.shoe",
         "dispense_timeout",
         math.inf,
-        "serial.shoe.dispense_timeout: must be a finite number of seconds > 0, got float inf",
+        "serial.shoe.dispense_timeout: must be a finite number of seconds > 0 and <= 3600, "
+        "got float inf",
     ),
     (
         "serial.shuffler",
         "shuffle_timeout",
         True,
-        "serial.shuffler.shuffle_timeout: must be a finite number of seconds > 0, got bool True",
+        "serial.shuffler.shuffle_timeout: must be a finite number of seconds > 0 and <= 3600, "
+        "got bool True",
     ),
     (
         "serial.shoe.link",
         "ack_timeout",
         math.nan,
-        "serial.shoe.link.ack_timeout: must be a finite number of seconds >= 0.001, got float nan",
+        "serial.shoe.link.ack_timeout: must be a finite number of seconds 0.001..3600, "
+        "got float nan",
     ),
     (
         "serial.shoe.link",
         "silence_timeout",
         math.inf,
-        "serial.shoe.link.silence_timeout: must be a finite number of seconds >= 0.001, "
+        "serial.shoe.link.silence_timeout: must be a finite number of seconds 0.001..3600, "
         "got float inf",
     ),
     (
         "serial.shoe.link",
         "idle_flush",
         -math.inf,
-        "serial.shoe.link.idle_flush: must be a finite number of seconds >= 0, got float -inf",
+        "serial.shoe.link.idle_flush: must be a finite number of seconds 0..3600, got float -inf",
     ),
     (
         "serial.shoe.link",
@@ -73,7 +77,8 @@ CASES: list[tuple[str, str, object, str]] = [
         "serial.shoe.port",
         "read_tick",
         math.nan,
-        "serial.shoe.port.read_tick: must be a finite number of seconds > 0, got float nan",
+        "serial.shoe.port.read_tick: must be a finite number of seconds > 0 and <= 3600, "
+        "got float nan",
     ),
     (
         "serial.shoe.port",
@@ -141,7 +146,7 @@ CASES: list[tuple[str, str, object, str]] = [
         "game.levels[0]",
         "initial_cents",
         True,
-        "game.levels[0].initial_cents: must be an integer >= 0, got bool True",
+        "game.levels[0].initial_cents: must be an integer 0..100000000000, got bool True",
     ),
 ]
 

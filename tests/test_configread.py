@@ -18,6 +18,9 @@ from fsm.configread import REQUIRED, ConfigValueError, Reader, int_value
 
 KEYS = ("n", "t", "on", "name", "mode", "sub", "pins")
 
+#: What every seconds key allows (fsm.configread.MAX_SECONDS).
+SECS = "dev.t: must be a finite number of seconds > 0 and <= 3600, got"
+
 
 def read(data: dict[str, Any], how: str) -> object:
     r = Reader(data, "dev", KEYS)
@@ -52,12 +55,32 @@ MALFORMED = [
     ({"n": 128}, "int", "dev.n: must be an integer 1..127, got int 128"),
     ({}, "int", "dev.n: required (an integer 1..127)"),
     ({"n": -1}, "int>=0", "dev.n: must be an integer >= 0, got int -1"),
-    ({"t": math.nan}, "seconds", "dev.t: must be a finite number of seconds > 0, got float nan"),
-    ({"t": math.inf}, "seconds", "dev.t: must be a finite number of seconds > 0, got float inf"),
-    ({"t": -math.inf}, "seconds", "dev.t: must be a finite number of seconds > 0, got float -inf"),
-    ({"t": 0}, "seconds", "dev.t: must be a finite number of seconds > 0, got int 0"),
-    ({"t": True}, "seconds", "dev.t: must be a finite number of seconds > 0, got bool True"),
-    ({"t": "1"}, "seconds", "dev.t: must be a finite number of seconds > 0, got str '1'"),
+    (
+        {"t": math.nan},
+        "seconds",
+        SECS + " float nan",
+    ),
+    (
+        {"t": math.inf},
+        "seconds",
+        SECS + " float inf",
+    ),
+    (
+        {"t": -math.inf},
+        "seconds",
+        SECS + " float -inf",
+    ),
+    ({"t": 0}, "seconds", SECS + " int 0"),
+    (
+        {"t": True},
+        "seconds",
+        SECS + " bool True",
+    ),
+    (
+        {"t": "1"},
+        "seconds",
+        SECS + " str '1'",
+    ),
     ({"t": 11}, "number", "dev.t: must be a finite number 0..10, got int 11"),
     ({"on": 1}, "bool", "dev.on: must be true or false, got int 1"),
     ({"on": "yes"}, "bool", "dev.on: must be true or false, got str 'yes'"),

@@ -16,6 +16,7 @@ from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.table import build_gpio_table
+from drivers.serial.noise import NoiseConfig
 from fsm.round import machine, plan_table
 from fsm.round.effects import Acceptors, Dispense, Display, Lights, Shuffle
 from fsm.round.events import Event
@@ -138,9 +139,11 @@ def test_adapter_answers_become_the_rounds_events() -> None:
 
 
 def test_a_noisy_line_raises_line_noise_after_the_answer_it_came_with() -> None:
+    """Past the line's noise rate (here 10 units in 10 s; tests/test_line_noise.py: the rate)."""
     counters = {"garbage_bytes": 0, "crc_errors": 0, "header_errors": 0, "sent": 5}
     posted: list[Event] = []
-    port = InputPort(posted.append, NoiseMonitor({"shoe": lambda: dict(counters)}))
+    limits = {"shoe": NoiseConfig(limit=10, window_s=10.0)}
+    port = InputPort(posted.append, NoiseMonitor({"shoe": lambda: dict(counters)}, limits))
     answer = Event("cards_dispensed", {"device": "shoe", "stacks": 7, "cards": 7, "remaining": 4})
     port(answer)
     assert [e.type for e in posted] == ["dealt"]

@@ -1,7 +1,8 @@
 """``tablectl config check PATH`` and ``tablectl config hash-pin``.
 
 Responsible for reporting whether a configuration file can run a table (``ok`` and a summary, or
-every problem with its key, exit 1) and for turning a supervisor PIN into its stored hash. Must
+every problem with its key, exit 1) and for turning a supervisor PIN into its stored hash (a PIN
+that is not 4 to 12 digits: exit 2). Must
 never write a configuration file or a journal, and never print or log a PIN.
 """
 
@@ -48,13 +49,13 @@ def run_hash_pin(args: argparse.Namespace) -> int:
         again = getpass.getpass("again: ")
         if pin != again:
             print("config hash-pin: the two PINs differ", file=sys.stderr)
-            return 1
+            return 2
     else:
         pin = sys.stdin.readline().strip()
     try:
         stored = hash_pin(pin)
     except ValueError as exc:
         print(f"config hash-pin: {exc}", file=sys.stderr)
-        return 1
+        return 2
     print(f'pin_hash = "{stored}"')
     return 0

@@ -16,6 +16,7 @@ import json
 import sys
 from typing import Any, TextIO
 
+from controller.cli import args as types
 from controller.config import DEFAULT_CONSOLE_SOCKET
 from controller.console.server import (
     COMMIT_TIMEOUT_S,
@@ -56,7 +57,7 @@ def register(sub: Any) -> None:
     p.add_argument("--json", action="store_true", help="print the raw JSON reply")
     p.add_argument(
         "--timeout",
-        type=float,
+        type=types.seconds(0.1, 3600),
         default=COMMIT_TIMEOUT_S + 5.0,
         metavar="S",
         help="seconds to wait for the reply",

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import Any, TextIO
 
+from controller.cli import args as types
+from fsm.configread import MAX_CENTS
 from fsm.rules.cards import CardError, format_cards, parse_cards
 from fsm.rules.progressive import PayTableError, ProgressiveTable
 from fsm.rules.ranking import Category, RankingOptions, best_five_of_seven, evaluate2, evaluate5
@@ -25,7 +27,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("hands", help="rank hands read from stdin, one per line, as JSON lines")
     p.add_argument(
         "--meter",
-        type=int,
+        type=types.cents(),
         default=0,
         metavar="CENTS",
         help="progressive meter in cents for meter-based lines (default 0)",
@@ -151,6 +153,8 @@ def run_settle(
             obj = json.loads(text)
         except json.JSONDecodeError as e:
             raise ValueError(f"not a JSON object: {e.msg} at column {e.colno}") from None
+        except RecursionError:
+            raise ValueError("not a JSON object: nested too deeply") from None
         if not isinstance(obj, dict):
             raise ValueError("expected a JSON object")
         required = ("player_high", "player_low", "dealer_high", "dealer_low", "wager_cents")
@@ -161,8 +165,10 @@ def run_settle(
         if unknown:
             raise ValueError(f"unknown field(s): {', '.join(sorted(unknown))}")
         wager = obj["wager_cents"]
-        if type(wager) is not int or wager <= 0:
-            raise ValueError(f"wager_cents must be a positive whole number of cents, not {wager!r}")
+        if type(wager) is not int or not 0 < wager <= MAX_CENTS:
+            raise ValueError(
+                f"wager_cents must be a whole number of cents 1..{MAX_CENTS}, not {wager!r}"[:200]
+            )
         ez = obj.get("ez", False)
         if not isinstance(ez, bool):
             raise ValueError(f"ez must be true or false, not {ez!r}")

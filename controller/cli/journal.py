@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.config import load_config
+from controller.journal import redact
 from controller.journal.anchor import load_key
 from controller.journal.audit import (
     ReplayFactory,
@@ -190,8 +191,7 @@ def run_export(args: argparse.Namespace) -> int:
     return 0
 
 
-CARD_FIELDS = ("stacks", "hands", "cards")
-HIDDEN = "hidden until the round resolves"
+CARD_FIELDS, HIDDEN = redact.CARD_FIELDS, redact.HIDDEN  # the one list (controller/journal/redact)
 
 
 class CardRedactor:

@@ -25,6 +25,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from controller.cli import args as types
 from controller.config import ConfigError, TableConfig, load_config
 from fsm.rules import parsheet as ps
 from fsm.rules.houseway import HouseWay
@@ -57,19 +58,27 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--meter",
-        type=int,
+        type=types.cents(),
         metavar="CENTS",
         help="progressive meter in cents (default: the first level's reset amount, or 100000)",
     )
     p.add_argument(
         "--progressive-wager",
-        type=int,
+        type=types.cents(),
         choices=(100, 500),
         metavar="CENTS",
         help="progressive wager, 100 or 500 (default: the configured one, or 100)",
     )
-    p.add_argument("--rounds", type=int, default=None, metavar="N", help="main game rounds")
-    p.add_argument("--seed", type=int, default=1, metavar="S", help="main game seed (default 1)")
+    p.add_argument(
+        "--rounds", type=types.whole(0, 10**9), default=None, metavar="N", help="main game rounds"
+    )
+    p.add_argument(
+        "--seed",
+        type=types.whole(-types.MAX_WHOLE - 1),
+        default=1,
+        metavar="S",
+        help="main game seed (default 1)",
+    )
     p.add_argument("--house-way", metavar="NAME", help="house way (default: configured/reference)")
     p.add_argument("--vig", choices=VIG_RULES, default="round-up-25", help="vigorish rule")
     p.add_argument("--ace-low-straight", choices=("second", "lowest"), default=None)

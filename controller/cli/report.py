@@ -13,10 +13,12 @@ import json
 import sys
 from typing import Any
 
+from controller.cli import args as types
 from controller.journal import reports
 from controller.journal.reports import JournalReader, ReportError, parse_time
 
 KINDS = ("rounds", "shift", "meters", "hits")
+MAX_LIMIT = 1_000_000
 
 
 def register(sub: Any) -> None:
@@ -31,7 +33,10 @@ def register(sub: Any) -> None:
         "--to", dest="end", help="window end, exclusive: ISO-8601 UTC or ms since epoch"
     )
     parser.add_argument(
-        "--limit", type=int, default=25, help="hits: how many of the last hits (default 25)"
+        "--limit",
+        type=types.whole(1, MAX_LIMIT),
+        default=25,
+        help="hits: how many of the last hits (default 25)",
     )
     parser.set_defaults(func=run)
 
@@ -42,6 +47,9 @@ def run(args: argparse.Namespace) -> int:
         end = None if args.end is None else parse_time(args.end, "--to")
     except ValueError as exc:
         print(f"report: {exc}", file=sys.stderr)
+        return 2
+    if not 1 <= args.limit <= MAX_LIMIT:
+        print(f"report: --limit: must be 1 to {MAX_LIMIT}, got {args.limit}", file=sys.stderr)
         return 2
     if start is not None and end is not None and end <= start:
         print("report: --to must be later than --from", file=sys.stderr)

@@ -340,8 +340,14 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
 
     try:  # one controller per journal: before any device, socket or thread is started
         lock = JournalLock.acquire(config.journal_path)
-    except (JournalInUse, OSError) as exc:
+    except JournalInUse as exc:
         print(f"run: cannot start: {exc}", file=sys.stderr)
+        return EXIT_UNAVAILABLE
+    except OSError as exc:  # the journal's directory cannot take the lock file
+        print(
+            f"run: cannot start: journal {config.journal_path}: {exc.strerror or exc}",
+            file=sys.stderr,
+        )
         return EXIT_UNAVAILABLE
     try:
         return _run_locked(config, args, out)

@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from controller.cli import args as types
+
 EXIT_BAD_INPUT = 2
 EXIT_NO_ANSWER = 3
 
@@ -25,16 +27,20 @@ def register(sub: Any) -> None:
     log.add_argument("--db", metavar="PATH", help="the journal (log beside it: <db>.sas-log.json)")
     log.add_argument("--config", metavar="PATH", help="table configuration (its journal path)")
     log.add_argument("--file", metavar="PATH", help="the frame log file itself")
-    log.add_argument("--last", type=int, default=0, metavar="N", help="only the last N frames")
+    log.add_argument(
+        "--last", type=types.whole(0, 10**6), default=0, metavar="N", help="only the last N frames"
+    )
     log.add_argument("--json", action="store_true", help="JSON lines")
     log.set_defaults(func=run_log)
     poll = actions.add_parser("poll", help="send one poll as the host and print the answer")
     poll.add_argument(
         "--port", required=True, metavar="PATH", help="tty path or socket://HOST:PORT"
     )
-    poll.add_argument("--address", type=int, default=1, metavar="N", help="machine address 1-127")
+    poll.add_argument(
+        "--address", type=types.whole(1, 127), default=1, metavar="N", help="machine address 1-127"
+    )
     poll.add_argument("--transport", choices=("stream", "uart"), default="stream")
-    poll.add_argument("--timeout", type=float, default=1.0, metavar="S")
+    poll.add_argument("--timeout", type=types.seconds(0.01, 60), default=1.0, metavar="S")
     poll.add_argument("poll", help="'general' or a hex command such as 1A, 2F, 52")
     poll.add_argument("data", nargs="*", help="data bytes in hex after the command (e.g. 0001)")
     poll.set_defaults(func=run_poll)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from controller.cli import args as types
 from fsm.round.events import Event
 
 LOCKED = ["locked"] * 6
@@ -47,10 +48,16 @@ def register(sub: Any) -> None:
     parser.add_argument("--hardware", action="store_true", required=True, help="the GPIO test")
     parser.add_argument("--config", required=True, help="the table configuration (TOML)")
     parser.add_argument(
-        "--inputs-s", type=float, default=30.0, help="seconds to echo inputs (default 30)"
+        "--inputs-s",
+        type=types.seconds(0, 3600),
+        default=30.0,
+        help="seconds to echo inputs (default 30)",
     )
     parser.add_argument(
-        "--step-s", type=float, default=0.5, help="seconds each output stays on (default 0.5)"
+        "--step-s",
+        type=types.seconds(0, 60),
+        default=0.5,
+        help="seconds each output stays on (default 0.5)",
     )
     parser.add_argument("--out", help="write the figures as JSON to this file")
     # tests only: gpiozero's MockFactory instead of lgpio

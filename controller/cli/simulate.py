@@ -1,7 +1,8 @@
 """``tablectl simulate``: the controller on a simulated table (``make run``), or, with
 ``--headless``, a scripted run that stops when the journal holds N completed rounds.
 
-Responsible only for the arguments and the exit code (0 done; 2 bad input, nothing touched; 3 no
+Responsible only for the arguments and the exit code (0 done; 2 bad input, nothing touched, a
+journal path that cannot be used included (missing or read-only directory); 3 no
 progress; 4 storage fault; 5 the owner thread failed; 6 the journal is in use by another
 controller, nothing touched); the work is in `controller.sim.simulate`.
 Must never hold a game rule or be used on real hardware (``tablectl run``).
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, cast
 
+from controller.cli import args as types
 from controller.config import ConfigError
 from controller.journal.format import JournalError, StorageFault
 from controller.sim.actors import parse_people
@@ -35,7 +37,7 @@ def register(sub: Any) -> None:
     p.add_argument("--config", metavar="PATH", help="table configuration (default: simulated)")
     p.add_argument(
         "--port",
-        type=int,
+        type=types.whole(0, 65535),
         default=8080,
         help="without --headless: the virtual table's page on 127.0.0.1:PORT (default 8080; "
         "0: any free port, printed)",
@@ -53,7 +55,9 @@ def register(sub: Any) -> None:
         help="serve SAS on a pty; PATH: symlink to its host side",
     )
     p.add_argument("--headless", action="store_true", help="play N rounds, then exit")
-    p.add_argument("--rounds", type=int, metavar="N", help="with --headless: rounds to reach")
+    p.add_argument(
+        "--rounds", type=types.whole(1, 10**7), metavar="N", help="with --headless: rounds to reach"
+    )
     p.add_argument("--seed", default="1", metavar="S", help="seed of the simulation (default 1)")
     p.add_argument(
         "--faults",
@@ -71,7 +75,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--pace",
-        type=float,
+        type=types.seconds(0, 60),
         default=None,
         metavar="SECONDS",
         help="without --headless: pause after each action of the scripted dealer, players and "
@@ -166,11 +170,18 @@ def run_simulate(args: argparse.Namespace) -> int:
     db = Path(args.db) if args.db else config.journal_path
     from controller.journal.lock import JournalInUse, JournalLock
 
+    problem = journal_path_problem(db)
+    if problem is not None:
+        print(f"tablectl simulate: {problem}", file=err)
+        return EXIT_BAD_INPUT
     try:  # one controller per journal: before any pty, socket or thread is started
         lock = JournalLock.acquire(db)
-    except (JournalInUse, OSError) as exc:
+    except JournalInUse as exc:
         print(f"tablectl simulate: {exc}", file=err)
         return EXIT_IN_USE
+    except OSError as exc:  # the directory cannot take the lock file: nothing was touched
+        print(f"tablectl simulate: journal {db}: {exc.strerror or exc}", file=err)
+        return EXIT_BAD_INPUT
     try:
         return _simulate_locked(args, db, simulate)
     finally:
@@ -194,6 +205,20 @@ def _linked_problem(args: argparse.Namespace) -> str | None:
         return "--linked needs --headless --rounds N"
     if args.sas_link or args.linger:
         return "--linked takes no --sas-link or --linger"
+    return None
+
+
+def journal_path_problem(db: Path) -> str | None:
+    """Why ``db`` cannot be a journal path (a NUL or control character, a directory, a
+    directory that does not exist), or None; checked before anything is created."""
+    text = str(db)
+    if not text.isprintable():
+        return f"--db: control characters are not allowed in a journal path, got {text!r}"
+    if db.is_dir():
+        return f"journal {db}: is a directory; name a file"
+    parent = db.parent
+    if not parent.is_dir():
+        return f"journal {db}: directory {parent} does not exist"
     return None
 
 

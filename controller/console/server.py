@@ -2,9 +2,11 @@
 PIN, takes the steps that need more than the panel's buttons (chip-count resolution, maintenance,
 configuration changes, meter corrections, tests, and the panel's own steps by name).
 
-Responsible for one UNIX stream socket (``[console] socket``, mode 0660) served by ONE thread:
-per connection it reads one JSON request line (at most `MAX_REQUEST_BYTES`, within the
-connection's timeout), checks its shape, authenticates the supervisor against the configuration's
+Responsible for one UNIX stream socket (``[console] socket``, mode 0660): a reader thread reads
+every connection at once (each must deliver one JSON request line, at most `MAX_REQUEST_BYTES`,
+within `CONNECTION_TIMEOUT_S` of its accept; at most `MAX_CLIENTS` open, one more closes the
+oldest still sending), so an idle or slow client delays nobody; a worker thread takes the complete
+lines in order, checks their shape, authenticates the supervisor against the configuration's
 scrypt PIN hashes, turns the request into the round's `Event` (with the supervisor's id) and posts
 it to the owner with `Owner.post_tracked`; it answers one JSON line once the owner has committed
 that event: ``{"ok": true, "seq", "state", "effects"}``, or ``{"ok": false, "error"}`` (a request
@@ -13,7 +15,9 @@ the machine refused keeps its ``seq``, ``state`` and ``effects``: the refusal is
 A refused PIN (wrong PIN, unknown supervisor, an id locked after `LOCKOUT_AFTER` wrong PINs) is
 itself journaled as a ``console_refused`` entry (supervisor id, request, reason; never the PIN)
 posted to the owner; the round machine accepts it in every state as an informational event and
-changes nothing. At most `JOURNALED_REFUSALS_PER_MINUTE` refusals a
+changes nothing. Every wrong PIN of a configured supervisor is journaled, so the counters
+(`controller.console.lockout`) are rebuilt from the journal at start (``history``): a restart
+clears no lock. Of the other refusals at most `JOURNALED_REFUSALS_PER_MINUTE` a
 minute are journaled; the others are counted (``refusals``) and the next journaled refusal
 carries how many were not (``unjournaled``), so a flood of guesses cannot fill the journal.
 
@@ -25,21 +29,34 @@ journal a PIN, or let bad input end its thread.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import logging
 import math
 import os
+import queue
 import re
+import selectors
 import socket
 import stat
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from controller.config import DEFAULT_CONSOLE_SOCKET, check_pin
+from controller.console.lockout import (
+    LOCKOUT_AFTER,
+    LOCKOUT_S,
+    REFUSAL_EVENT,
+    WINDOW_S,
+    HistoryEntry,
+    LockoutBook,
+    wall_ms,
+)
+from fsm.configread import MAX_CENTS
 from fsm.round.catalogue import AREAS
 from fsm.round.effects import Rejected
 from fsm.round.events import JSON, Event
@@ -51,17 +68,16 @@ DEFAULT_SOCKET = DEFAULT_CONSOLE_SOCKET
 SOCKET_MODE = 0o660
 #: The longest request line accepted, newline included.
 MAX_REQUEST_BYTES = 4096
-#: A connection must deliver its whole request line within this time (seconds).
-CONNECTION_TIMEOUT_S = 5.0
+#: A connection must deliver its whole request line within this time from its accept (seconds).
+CONNECTION_TIMEOUT_S = 1.0
+#: Connections open at once; one more closes the oldest still sending its request.
+MAX_CLIENTS = 16
+#: How long the worker waits for a client to take its reply (seconds).
+REPLY_SEND_S = 1.0
 #: How long the console waits for the owner to commit a posted event (seconds).
 COMMIT_TIMEOUT_S = 10.0
-#: Consecutive wrong PINs after which a supervisor id is locked, and for how long (seconds).
-LOCKOUT_AFTER = 5
-LOCKOUT_S = 60.0
 #: Refusals journaled per minute at most; the rest are counted in memory.
 JOURNALED_REFUSALS_PER_MINUTE = 10
-#: The entry type a refused PIN is journaled as (an informational event of the round machine).
-REFUSAL_EVENT = "console_refused"
 MAX_TEXT = 200
 POSITIONS = range(1, AREAS + 1)
 METERS = CORRECTABLE_METERS  # the round's own list: the console never widens or narrows it
@@ -274,6 +290,8 @@ def _delta_cents(text: str) -> int:
     cents = int(value)
     if cents == 0:
         raise RequestError("DELTA_CENTS: must not be zero")
+    if abs(cents) > MAX_CENTS:
+        raise RequestError(f"DELTA_CENTS: at most {MAX_CENTS} cents either way, got {cents}")
     return cents
 
 
@@ -383,9 +401,27 @@ def _thaw(value: Any) -> JSON:
     return str(value)
 
 
+@dataclass
+class _Client:
+    """One connection being read: its bytes so far and its deadline (the console's clock)."""
+
+    sock: socket.socket
+    deadline: float
+    opened: float
+    buf: bytearray = field(default_factory=bytearray)
+
+
 class ConsoleServer:
-    """The console's socket and its one thread. `start` binds (replacing a stale socket, never
-    another kind of file) and serves; `stop` closes and removes the socket."""
+    """The console's socket, its reader thread and its worker thread. `start` binds (replacing a
+    stale socket, never another kind of file), replays the wrong-PIN counters from ``history``
+    and serves; `stop` closes and removes the socket.
+
+    The reader thread (``console``) accepts and reads every connection at once (a selector): a
+    connection has ``timeout_s`` from its accept to deliver its request line, and at most
+    ``max_clients`` are open (a new one beyond closes the oldest still reading, with a reply
+    that says so), so an idle or slow client delays nobody. Complete request lines go, in order,
+    to the worker thread (``console-worker``), which authenticates, posts and replies.
+    """
 
     def __init__(
         self,
@@ -397,6 +433,9 @@ class ConsoleServer:
         commit_timeout_s: float = COMMIT_TIMEOUT_S,
         clock: Callable[[], float] = time.monotonic,
         on_request: Callable[[str, Sequence[str]], None] | None = None,
+        max_clients: int = MAX_CLIENTS,
+        history: Callable[[int], Iterable[HistoryEntry]] | None = None,
+        now_ms: Callable[[], int] = wall_ms,
     ) -> None:
         self.path = Path(path)
         self._owner = owner
@@ -405,21 +444,30 @@ class ConsoleServer:
         self._commit_timeout_s = commit_timeout_s
         self._clock = clock
         self._on_request = on_request
+        self._max_clients = max(1, max_clients)
+        self._history = history
+        self._now_ms = now_ms
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
+        self._worker: threading.Thread | None = None
+        self._work: queue.Queue[tuple[socket.socket, bytes, str | None] | None] = queue.Queue()
+        self._clients: dict[int, _Client] = {}
         self._stopping = threading.Event()
-        self._wrong: dict[str, int] = {}
-        self._locked_until: dict[str, float] = {}
+        self._book = LockoutBook()
         self._journaled: collections.deque[float] = collections.deque()
         self._unjournaled = 0
         #: Every refused authentication since the start (journaled or not).
         self.refusals = 0
         #: Requests answered since the start (any outcome).
         self.answered = 0
+        #: Connections closed unanswered because ``max_clients`` were open.
+        self.evicted = 0
+        #: Journal entries the wrong-PIN counters were rebuilt from at start.
+        self.replayed = 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
-        """Bind the socket (mode 0660) and start the console thread. OSError when the path
+        """Bind the socket (mode 0660) and start the console threads. OSError when the path
         cannot be used (its directory is missing, or another kind of file is there)."""
         path = self.path
         if len(os.fsencode(path)) >= 104:
@@ -432,26 +480,37 @@ class ConsoleServer:
             if not stat.S_ISSOCK(mode):
                 raise OSError(f"console socket: {path} exists and is not a socket")
             path.unlink()  # a stale socket of a previous run
+        if self._history is not None:  # the limits survive a restart: rebuilt from the journal
+            now_ms = self._now_ms()
+            entries = self._history(now_ms - int(WINDOW_S * 1000) - int(LOCKOUT_S * 1000))
+            self.replayed = self._book.replay(entries, self._clock(), now_ms)
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.bind(str(path))
             os.chmod(path, SOCKET_MODE)
-            sock.listen(16)
-            sock.settimeout(0.25)
+            sock.listen(64)
+            sock.setblocking(False)
         except BaseException:
             sock.close()
             raise
         self._sock = sock
+        self._worker = threading.Thread(target=self._work_loop, name="console-worker", daemon=True)
+        self._worker.start()
         self._thread = threading.Thread(target=self._serve, name="console", daemon=True)
         self._thread.start()
 
     def stop(self, timeout: float | None = 10.0) -> None:
         self._stopping.set()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+        self._work.put(None)
+        for thread in (self._thread, self._worker):
+            if thread is not None and thread is not threading.current_thread():
+                thread.join(timeout)
         if self._sock is not None:
             self._sock.close()
             self._sock = None
+        for client in list(self._clients.values()):
+            client.sock.close()
+        self._clients.clear()
         try:
             if stat.S_ISSOCK(self.path.lstat().st_mode):
                 self.path.unlink()
@@ -462,66 +521,121 @@ class ConsoleServer:
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    # ------------------------------------------------------------------ the console thread
+    # ------------------------------------------------------------------ the reader thread
     def _serve(self) -> None:
         sock = self._sock
         assert sock is not None
-        while not self._stopping.is_set():
+        with selectors.DefaultSelector() as selector:
+            selector.register(sock, selectors.EVENT_READ, None)
+            while not self._stopping.is_set():
+                try:
+                    self._serve_once(selector, sock)
+                except Exception:  # never let one connection end the console
+                    log.exception("console: serving failed")
+                    time.sleep(0.05)
+            for client in list(self._clients.values()):
+                self._drop(selector, client, None)
+
+    def _serve_once(self, selector: selectors.BaseSelector, sock: socket.socket) -> None:
+        now = time.monotonic()
+        soonest = min((c.deadline for c in self._clients.values()), default=now + 0.25)
+        for key, _ in selector.select(max(0.0, min(0.25, soonest - now))):
+            if key.data is None:
+                self._accept(selector, sock)
+            else:
+                self._read(selector, key.data)
+        now = time.monotonic()
+        for client in [c for c in self._clients.values() if c.deadline <= now]:
+            why = f"timeout: no complete request line within {self._timeout_s:g} s"
+            self._drop(selector, client, why)
+
+    def _accept(self, selector: selectors.BaseSelector, sock: socket.socket) -> None:
+        while True:
             try:
                 conn, _ = sock.accept()
-            except TimeoutError:
-                continue
+            except (BlockingIOError, InterruptedError):
+                return
             except OSError:
-                if self._stopping.is_set():
-                    break
-                log.exception("console: accept failed")
-                time.sleep(0.1)
-                continue
+                if not self._stopping.is_set():
+                    log.exception("console: accept failed")
+                return
+            if len(self._clients) >= self._max_clients:  # the oldest still reading makes room
+                oldest = min(self._clients.values(), key=lambda c: c.opened)
+                self.evicted += 1
+                self._drop(
+                    selector,
+                    oldest,
+                    f"busy: {self._max_clients} connections open; the oldest one still "
+                    "sending its request is closed",
+                )
+            conn.setblocking(False)
+            now = time.monotonic()
+            client = _Client(conn, now + self._timeout_s, now)
+            self._clients[conn.fileno()] = client
+            selector.register(conn, selectors.EVENT_READ, client)
+
+    def _read(self, selector: selectors.BaseSelector, client: _Client) -> None:
+        try:
+            chunk = client.sock.recv(MAX_REQUEST_BYTES + 1 - len(client.buf))
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as exc:
+            self._drop(selector, client, f"connection error: {exc.strerror or exc}")
+            return
+        if not chunk:  # EOF: the text so far is the request (a client without a newline)
+            self._hand_over(selector, client, bytes(client.buf))
+            return
+        client.buf += chunk
+        end = client.buf.find(b"\n")
+        if end >= 0:
+            self._hand_over(selector, client, bytes(client.buf[:end]).rstrip(b"\r"))
+        elif len(client.buf) > MAX_REQUEST_BYTES:
+            self._drop(
+                selector, client, f"request too long: at most {MAX_REQUEST_BYTES} bytes per line"
+            )
+
+    def _hand_over(self, selector: selectors.BaseSelector, client: _Client, line: bytes) -> None:
+        self._forget(selector, client)
+        self._work.put((client.sock, line, None))
+
+    def _drop(self, selector: selectors.BaseSelector, client: _Client, why: str | None) -> None:
+        """Close a connection that is still reading; with ``why``, answered by the worker."""
+        self._forget(selector, client)
+        if why is None:
+            client.sock.close()
+        else:
+            self._work.put((client.sock, b"", why))
+
+    def _forget(self, selector: selectors.BaseSelector, client: _Client) -> None:
+        self._clients.pop(client.sock.fileno(), None)
+        with contextlib.suppress(KeyError, ValueError):
+            selector.unregister(client.sock)
+
+    # ------------------------------------------------------------------ the worker thread
+    def _work_loop(self) -> None:
+        while True:
+            item = self._work.get()
+            if item is None:
+                break
+            conn, line, problem = item
             try:
-                self._connection(conn)
-            except Exception:  # never let one connection end the console
-                log.exception("console: connection failed")
+                if self._stopping.is_set():
+                    continue
+                reply: dict[str, JSON]
+                reply = {"ok": False, "error": problem} if problem else self.answer(line)
+                self.answered += 1
+                conn.setblocking(True)
+                conn.settimeout(REPLY_SEND_S)
+                conn.sendall(json.dumps(reply, separators=(",", ":")).encode("utf-8") + b"\n")
+            except OSError:
+                log.info("console: the client left before the reply")
+            except Exception:  # never let one request end the console
+                log.exception("console: request failed")
             finally:
                 conn.close()
 
-    def _connection(self, conn: socket.socket) -> None:
-        deadline = time.monotonic() + self._timeout_s
-        line, problem = self._read_line(conn, deadline)
-        if problem is not None:
-            reply: dict[str, JSON] = {"ok": False, "error": problem}
-        else:
-            reply = self.answer(line)
-        self.answered += 1
-        try:
-            conn.settimeout(max(0.1, deadline - time.monotonic()))
-            conn.sendall(json.dumps(reply, separators=(",", ":")).encode("utf-8") + b"\n")
-        except OSError:
-            log.info("console: the client left before the reply")
-
-    def _read_line(self, conn: socket.socket, deadline: float) -> tuple[bytes, str | None]:
-        buf = bytearray()
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return b"", f"timeout: no complete request line within {self._timeout_s:g} s"
-            conn.settimeout(left)
-            try:
-                chunk = conn.recv(MAX_REQUEST_BYTES + 1 - len(buf))
-            except TimeoutError:
-                return b"", f"timeout: no complete request line within {self._timeout_s:g} s"
-            except OSError as exc:
-                return b"", f"connection error: {exc.strerror or exc}"
-            if not chunk:  # EOF: the text so far is the request (a client without a newline)
-                return bytes(buf), None
-            buf += chunk
-            end = buf.find(b"\n")
-            if end >= 0:
-                return bytes(buf[:end]).rstrip(b"\r"), None
-            if len(buf) > MAX_REQUEST_BYTES:
-                return b"", f"request too long: at most {MAX_REQUEST_BYTES} bytes per line"
-
     def answer(self, line: bytes) -> dict[str, JSON]:
-        """The reply to one request line (called on the console thread)."""
+        """The reply to one request line (called on the worker thread)."""
         try:
             request = parse_line(line)
             if request.name == "status":
@@ -554,40 +668,34 @@ class ConsoleServer:
     def _authenticate(self, supervisor: str, pin: str, request: str) -> str | None:
         """None when the PIN is the supervisor's; otherwise the refusal (journaled)."""
         now = self._clock()
-        until = self._locked_until.get(supervisor, 0.0)
-        if now < until:
+        locked = self._book.locked_for(supervisor, now)
+        if locked > 0:
             self._refuse(supervisor, request, f"locked after {LOCKOUT_AFTER} wrong PINs")
             return (
                 f"refused: {supervisor} is locked after {LOCKOUT_AFTER} wrong PINs; try again "
-                f"in {math.ceil(until - now)} s"
+                f"in {math.ceil(locked)} s"
             )
         known = self._supervisors.get(supervisor)
         if known is not None and check_pin(known.pin_hash, pin):
-            self._wrong.pop(supervisor, None)
+            self._book.accepted(supervisor)
             return None
         if known is None:
             self._refuse(supervisor, request, "unknown supervisor")
-        else:
-            wrong = self._wrong.get(supervisor, 0) + 1
-            self._wrong[supervisor] = wrong
-            if wrong >= LOCKOUT_AFTER:
-                self._wrong.pop(supervisor, None)
-                self._locked_until[supervisor] = now + LOCKOUT_S
-                self._refuse(supervisor, request, f"wrong PIN; locked for {LOCKOUT_S:g} s")
-            else:
-                self._refuse(supervisor, request, "wrong PIN")
+        else:  # always journaled: the restart counts them (at most LOCKOUT_AFTER per lock)
+            self._refuse(supervisor, request, self._book.wrong_pin(supervisor, now), always=True)
         return "refused: supervisor id or PIN not accepted"
 
-    def _refuse(self, supervisor: str, request: str, reason: str) -> None:
+    def _refuse(self, supervisor: str, request: str, reason: str, *, always: bool = False) -> None:
         self.refusals += 1
         now = self._clock()
         while self._journaled and now - self._journaled[0] >= 60.0:
             self._journaled.popleft()
-        if len(self._journaled) >= JOURNALED_REFUSALS_PER_MINUTE:
+        if not always and len(self._journaled) >= JOURNALED_REFUSALS_PER_MINUTE:
             self._unjournaled += 1
             log.warning("console: refusal not journaled (rate bound): %s %s", supervisor, reason)
             return
-        self._journaled.append(now)
+        if not always:
+            self._journaled.append(now)
         data: dict[str, JSON] = {"supervisor": supervisor, "request": request, "reason": reason}
         if self._unjournaled:
             data["unjournaled"] = self._unjournaled

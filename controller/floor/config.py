@@ -1,16 +1,26 @@
 """``[sas]``: the floor link's configuration, validated at load (docs/sas.md lists every key).
 
-Responsible for the keys of ``[sas]`` and their allowed values, with messages that name the key.
-Must never open a port or read the journal.
+Responsible for the keys of ``[sas]`` and their allowed values, with messages that name the key,
+read with `fsm.configread` (the one reader set: NaN, infinity, booleans as numbers refused as
+everywhere). Must never open a port or read the journal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import TypeVar
 
 from drivers.sas import codec
+from fsm.configread import (
+    REQUIRED,
+    ConfigValueError,
+    Reader,
+    describe,
+    str_value,
+    unknown_keys,
+)
 
 SAS_DEFAULT_PORT = "/dev/ttyAMA0"
 TRANSPORTS = ("uart", "stream")
@@ -87,150 +97,143 @@ KEYS = (
 )
 
 
-def _kind(value: object) -> str:
-    return f"{type(value).__name__} {value!r}"
+T = TypeVar("T")
 
 
-def _ascii(
-    data: Mapping[str, Any], key: str, default: str, lo: int, hi: int, problems: list[str]
-) -> str:
-    value = data.get(key, default)
+def _collect(problems: list[str], default: T, read: Callable[[], T]) -> T:
+    """``read()``, or ``default`` with its `ConfigValueError` appended to ``problems``."""
+    try:
+        return read()
+    except ConfigValueError as exc:
+        problems.append(str(exc))
+        return default
+
+
+def _ascii_reader(lo: int, hi: int) -> Callable[[object, str], str]:
+    size = f"{lo}" if lo == hi else f"{lo} to {hi}"
+
+    def read(value: object, key: str) -> str:
+        text = str_value(value, key, empty=True, what=f"{size} printable ASCII characters")
+        if not text.isascii() or not text.isprintable() or not lo <= len(text) <= hi:
+            raise ConfigValueError(
+                key, f"must be {size} printable ASCII characters, got {describe(value)}"
+            )
+        return text
+
+    return read
+
+
+def _hex_code(text: object, where: str) -> int:
     if (
-        not isinstance(value, str)
-        or not value.isascii()
-        or not value.isprintable()
-        or not lo <= len(value) <= hi
+        isinstance(text, str)
+        and len(text) == 2
+        and all(c in "0123456789abcdefABCDEF" for c in text)
     ):
-        size = f"{lo}" if lo == hi else f"{lo} to {hi}"
-        problems.append(f"sas.{key}: must be {size} printable ASCII characters, got {_kind(value)}")
-        return default
-    return value
+        return int(text, 16)
+    raise ConfigValueError(where, f'{text!r} is not a two-digit hex code such as "1A"')
 
 
-def _bool(data: Mapping[str, Any], key: str, default: bool, problems: list[str]) -> bool:
-    value = data.get(key, default)
-    if not isinstance(value, bool):
-        problems.append(f"sas.{key}: must be true or false, got {_kind(value)}")
-        return default
-    return value
+def _poll_code(item: object, where: str) -> int:
+    code = _hex_code(item, where)
+    if code not in codec.POLLS:
+        known = " ".join(f"{c:02X}" for c in ALL_POLLS)
+        raise ConfigValueError(where, f"{item!r} is not a poll the table answers ({known})")
+    return code
 
 
-def _int(
-    data: Mapping[str, Any], key: str, default: int, lo: int, hi: int, problems: list[str]
-) -> int:
-    value = data.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or not lo <= value <= hi:
-        problems.append(f"sas.{key}: must be an integer {lo}..{hi}, got {_kind(value)}")
-        return default
-    return value
-
-
-def _hex_code(text: object, where: str, problems: list[str]) -> int | None:
-    if isinstance(text, str) and len(text) == 2:
-        try:
-            return int(text, 16)
-        except ValueError:
-            pass
-    problems.append(f'{where}: {text!r} is not a two-digit hex code such as "1A"')
-    return None
+def _port(value: object, key: str, transport: str) -> str:
+    port = str_value(value, key, what="a non-empty string")
+    if not port.isprintable():
+        raise ConfigValueError(key, f"control characters are not allowed, got {port!r}")
+    if transport == "uart" and not port.startswith("/dev/"):
+        raise ConfigValueError(key, f"must be a device path under /dev/, got {port!r}")
+    if transport == "stream" and not (port.startswith("/dev/") or port.startswith("socket://")):
+        raise ConfigValueError(
+            key, f"a stream is a device path under /dev/ or socket://HOST:PORT, got {port!r}"
+        )
+    return port
 
 
 def parse_sas(raw: object, problems: list[str]) -> SasSection:
-    """The validated ``[sas]`` table; each problem appended names its key."""
+    """The validated ``[sas]`` table, read with `fsm.configread` (the one reader set); each
+    problem appended names its key."""
     from controller.floor.meters import SOURCES
 
     if not isinstance(raw, Mapping):
-        problems.append(f"sas: must be a table ([sas]), got {_kind(raw)}")
+        problems.append(f"sas: must be a table ([sas]), got {describe(raw)}")
         return SasSection()
-    data = raw
-    for key in data:
-        if key not in KEYS:
-            problems.append(f"sas.{key}: unknown key (allowed: {', '.join(KEYS)})")
+    r = Reader(raw, "sas", KEYS, check=False)
+    problems.extend(str(p) for p in unknown_keys(raw, "sas", KEYS))
     d = SasSection()
-    enabled = _bool(data, "enabled", True, problems)
-    address = _int(data, "address", 1, 1, 127, problems)
-    transport = data.get("transport", d.transport)
-    if transport not in TRANSPORTS:
-        problems.append(
-            f"sas.transport: must be one of {', '.join(TRANSPORTS)}, got {_kind(transport)}"
-        )
-        transport = d.transport
-    port = data.get("port", SAS_DEFAULT_PORT)
-    if not isinstance(port, str) or not port:
-        problems.append(f"sas.port: must be a non-empty string, got {_kind(port)}")
-        port = SAS_DEFAULT_PORT
-    elif transport == "uart" and not port.startswith("/dev/"):
-        problems.append(f"sas.port: must be a device path under /dev/, got {port!r}")
-    elif transport == "stream" and not (port.startswith("/dev/") or port.startswith("socket://")):
-        problems.append(
-            f"sas.port: a stream is a device path under /dev/ or socket://HOST:PORT, got {port!r}"
-        )
-    version = data.get("sas_version", d.sas_version)
-    if not isinstance(version, str) or len(version) != 3 or not version.isdigit():
-        problems.append(f'sas.sas_version: must be 3 digits such as "602", got {_kind(version)}')
-        version = d.sas_version
-    polls_raw = data.get("enabled_polls", None)
+
+    def get(default: T, read: Callable[[], T]) -> T:
+        return _collect(problems, default, read)
+
+    def text(key: str, default: str, lo: int, hi: int) -> str:
+        return get(default, lambda: _ascii_reader(lo, hi)(r.raw(key, default), r.path(key)))
+
+    enabled = get(True, lambda: r.boolean("enabled", True))
+    address = get(1, lambda: r.integer("address", 1, 1, 127))
+    transport = get(d.transport, lambda: r.choice("transport", TRANSPORTS, d.transport))
+    port = get(
+        SAS_DEFAULT_PORT, lambda: _port(r.raw("port", SAS_DEFAULT_PORT), r.path("port"), transport)
+    )
+    version = get(
+        d.sas_version,
+        lambda: r.string(
+            "sas_version", d.sas_version, pattern="[0-9]{3}", what='3 digits such as "602"'
+        ),
+    )
     polls = d.enabled_polls
-    if polls_raw is not None:
-        if not isinstance(polls_raw, list):
+    if r.has("enabled_polls"):
+        items = r.data["enabled_polls"]
+        if not isinstance(items, list):
             problems.append(
-                f"sas.enabled_polls: must be a list of hex codes, got {_kind(polls_raw)}"
+                f"sas.enabled_polls: must be a list of hex codes, got {describe(items)}"
             )
         else:
-            chosen: list[int] = []
-            for i, item in enumerate(polls_raw):
-                code = _hex_code(item, f"sas.enabled_polls[{i}]", problems)
-                if code is None:
-                    continue
-                if code not in codec.POLLS:
-                    known = " ".join(f"{c:02X}" for c in ALL_POLLS)
-                    problems.append(
-                        f"sas.enabled_polls[{i}]: {item!r} is not a poll the table answers "
-                        f"({known})"
-                    )
-                    continue
-                chosen.append(code)
-            polls = tuple(sorted(set(chosen)))
-    gap = data.get("inter_byte_gap", None)
-    if gap is not None and (
-        isinstance(gap, bool) or not isinstance(gap, int | float) or not 0.001 <= gap <= 1.0
-    ):
-        problems.append(f"sas.inter_byte_gap: must be 0.001 to 1.0 seconds, got {_kind(gap)}")
-        gap = None
-    meters_raw = data.get("meters", {})
+            chosen: set[int] = set()
+            for i, item in enumerate(items):
+                where = f"sas.enabled_polls[{i}]"
+                poll: int | None = get(None, partial(_poll_code, item, where))
+                if poll is not None:
+                    chosen.add(poll)
+            polls = tuple(sorted(chosen))
+    gap: float | None = None
+    if r.has("inter_byte_gap"):
+        gap = get(None, lambda: r.number("inter_byte_gap", REQUIRED, 0.001, 1.0, unit="seconds"))
     meters = dict(DEFAULT_METERS)
-    if not isinstance(meters_raw, Mapping):
-        problems.append(
-            f'sas.meters: must be a table of "CODE" = "source", got {_kind(meters_raw)}'
-        )
-    else:
-        for key, source in meters_raw.items():
-            code = _hex_code(key, f"sas.meters.{key}", problems)
-            if code is None:
-                continue
-            if source not in SOURCES:
-                problems.append(
-                    f"sas.meters.{key}: {source!r} is not a source ({', '.join(sorted(SOURCES))})"
-                )
-                continue
-            meters[code] = str(source)
+    empty: Mapping[str, object] = {}
+    meters_raw = get(empty, lambda: r.mapping("meters"))
+    for key, source in meters_raw.items():
+        code: int | None = get(None, partial(_hex_code, key, f"sas.meters.{key}"))
+        if code is None:
+            continue
+        if source not in SOURCES:
+            problems.append(
+                f"sas.meters.{key}: {source!r} is not a source ({', '.join(sorted(SOURCES))})"
+            )
+            continue
+        meters[code] = str(source)
     return SasSection(
         enabled=enabled,
         address=address,
-        port=str(port),
-        transport=str(transport),
-        sas_version=str(version),
-        serial_number=_ascii(data, "serial_number", "", 0, 40, problems),
-        game_id=_ascii(data, "game_id", d.game_id, 2, 2, problems),
-        additional_id=_ascii(data, "additional_id", d.additional_id, 3, 3, problems),
-        paytable_id=_ascii(data, "paytable_id", d.paytable_id, 6, 6, problems),
-        base_percent=_ascii(data, "base_percent", d.base_percent, 4, 4, problems),
+        port=port,
+        transport=transport,
+        sas_version=version,
+        serial_number=text("serial_number", "", 0, 40),
+        game_id=text("game_id", d.game_id, 2, 2),
+        additional_id=text("additional_id", d.additional_id, 3, 3),
+        paytable_id=text("paytable_id", d.paytable_id, 6, 6),
+        base_percent=text("base_percent", d.base_percent, 4, 4),
         enabled_polls=polls,
-        inter_byte_gap=None if gap is None else float(gap),
-        clock_setting_allowed=_bool(data, "clock_setting_allowed", False, problems),
-        progressive_depends_on_link=_bool(data, "progressive_depends_on_link", False, problems),
-        chirp=_bool(data, "chirp", True, problems),
-        exception_queue=_int(data, "exception_queue", 20, 20, 1000, problems),
-        frame_log=_int(data, "frame_log", 500, 10, 100_000, problems),
+        inter_byte_gap=gap,
+        clock_setting_allowed=get(False, lambda: r.boolean("clock_setting_allowed", False)),
+        progressive_depends_on_link=get(
+            False, lambda: r.boolean("progressive_depends_on_link", False)
+        ),
+        chirp=get(True, lambda: r.boolean("chirp", True)),
+        exception_queue=get(20, lambda: r.integer("exception_queue", 20, 20, 1000)),
+        frame_log=get(500, lambda: r.integer("frame_log", 500, 10, 100_000)),
         meters=meters,
     )

@@ -68,14 +68,22 @@ class ReportError(Exception):
 
 
 # ------------------------------------------------------------------------------------- time
+#: The latest time a report window may name: 9999-12-31T23:59:59.999Z (a datetime's last year).
+MAX_TIME_MS = 253_402_300_799_999
+
+
 def parse_time(text: str, what: str) -> int:
     """UTC milliseconds from an integer (ms since the epoch) or an ISO-8601 time (a time
-    without a zone is taken as UTC). ValueError naming ``what`` otherwise."""
+    without a zone is taken as UTC), 0..`MAX_TIME_MS`. ValueError naming ``what`` otherwise."""
     value = text.strip()
-    if value.lstrip("-").isdigit():
+    if value.lstrip("-").isascii() and value.lstrip("-").isdigit():
+        if len(value) > 20:
+            raise ValueError(f"{what}: must be at most {MAX_TIME_MS} (year 9999), got {text!r}")
         ms = int(value)
         if ms < 0:
             raise ValueError(f"{what}: must not be negative, got {text!r}")
+        if ms > MAX_TIME_MS:
+            raise ValueError(f"{what}: must be at most {MAX_TIME_MS} (year 9999), got {text!r}")
         return ms
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00").replace("z", "+00:00"))
@@ -86,7 +94,10 @@ def parse_time(text: str, what: str) -> int:
         ) from None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000) if moment.microsecond == 0 else _exact_ms(moment)
+    ms = _exact_ms(moment)  # exact, for any zone: no float, no platform time_t
+    if not 0 <= ms <= MAX_TIME_MS:
+        raise ValueError(f"{what}: must be between 1970 and 9999 (UTC), got {text!r}")
+    return ms
 
 
 def _exact_ms(moment: datetime) -> int:
@@ -97,6 +108,8 @@ def _exact_ms(moment: datetime) -> int:
 def format_time(ms: int | None) -> str:
     if ms is None:
         return "-"
+    if not 0 <= ms <= MAX_TIME_MS:  # a stored time no calendar can show
+        return f"{ms} ms"
     moment = datetime.fromtimestamp(ms / 1000, tz=UTC)
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{ms % 1000:03d}Z"
 

@@ -19,9 +19,12 @@ answer comes back as a posted event), or apply an effect the owner did not hand 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from drivers.serial.noise import NOISE_COUNTERS as _NOISE_COUNTERS
+from drivers.serial.noise import NoiseConfig, NoiseRate, noise_total
 from fsm.round.effects import EFFECTS, Acceptors, Dispense, Display, Effect, Lights, Shuffle
 from fsm.round.events import JSON, Event
 from fsm.round.vocabulary import BLANK, FAULT, GLYPHS
@@ -156,36 +159,48 @@ def translate_input(event: Event) -> Event | None:
 
 
 #: Line-noise counters of ``drivers.serial.port.LinkPort.status()`` (bytes / frames).
-NOISE_COUNTERS = ("garbage_bytes", "crc_errors", "header_errors")
+NOISE_COUNTERS = _NOISE_COUNTERS
 
 
 class NoiseMonitor:
-    """Raises ``LINE_NOISE`` when a serial line carried garbage or damaged frames since the
-    device's previous answer. The link layer recovers from noise by itself (resynchronising,
-    NAK and retransmission), so no command is lost; but a noisy line is a cable or adapter
+    """Raises ``LINE_NOISE`` when a serial line's damaged units (garbage bytes, CRC and header
+    errors) exceed the device's ``noise_limit`` within ``noise_window`` seconds
+    (`drivers.serial.noise.NoiseRate`), checked after each of the device's answers. The link
+    layer recovers from noise by itself (resynchronising, NAK and retransmission), so no command
+    is lost and one stray byte is no fault; a line that stays noisy is a cable or adapter
     problem a supervisor must see, so it becomes a journaled fault after the answer it came with.
     """
 
-    def __init__(self, status: Mapping[str, Callable[[], Mapping[str, object]]]) -> None:
+    def __init__(
+        self,
+        status: Mapping[str, Callable[[], Mapping[str, object]]],
+        limits: Mapping[str, NoiseConfig] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._status = dict(status)
-        self._seen = {device: self._total(device) for device in self._status}
+        self._clock = clock
+        limits = limits or {}
+        self._rates = {
+            device: NoiseRate(limits.get(device, NoiseConfig()), self._total(device))
+            for device in self._status
+        }
 
     def _total(self, device: str) -> int:
-        counters = self._status[device]()
-        return sum(
-            int(v) for k, v in counters.items() if k in NOISE_COUNTERS and isinstance(v, int)
-        )
+        return noise_total(self._status[device]())
 
     def check(self, device: str) -> Event | None:
-        """The fault event for ``device``'s line, or None when it stayed clean."""
-        if device not in self._status:
+        """The fault event for ``device``'s line, or None while its noise stays under the rate."""
+        rate = self._rates.get(device)
+        if rate is None:
             return None
-        total = self._total(device)
-        new = total - self._seen[device]
-        self._seen[device] = total
-        if new <= 0:
+        seen = rate.update(self._total(device), self._clock())
+        if seen is None:
             return None
-        detail = f"{new} bytes of garbage or damaged frames on the {device}'s serial line"
+        cfg = rate.config
+        detail = (
+            f"{seen} bytes of garbage or damaged frames on the {device}'s serial line within "
+            f"{cfg.window_s:g} s (limit {cfg.limit})"
+        )
         return Event("fault_raised", {"code": "LINE_NOISE", "device": device, "detail": detail})
 
 
@@ -198,11 +213,16 @@ class InputPort:
         self._post = post
         self._noise = noise
 
-    def watch_lines(self, status: Mapping[str, Callable[[], Mapping[str, object]]]) -> None:
-        """After each device's answer, check its serial line for noise (``LINE_NOISE``): call
-        with the serial adapters' ``link_status`` once they exist (they are built with this
-        port as their ``post``). Both ``tablectl run`` and the simulated table do."""
-        self._noise = NoiseMonitor(status)
+    def watch_lines(
+        self,
+        status: Mapping[str, Callable[[], Mapping[str, object]]],
+        limits: Mapping[str, NoiseConfig] | None = None,
+    ) -> None:
+        """After each device's answer, check its serial line for noise (``LINE_NOISE`` past the
+        device's noise rate, ``limits``): call with the serial adapters' ``link_status`` once
+        they exist (they are built with this port as their ``post``). Both ``tablectl run`` and
+        the simulated table do."""
+        self._noise = NoiseMonitor(status, limits)
 
     def __call__(self, event: Event) -> None:
         translated = translate_input(event)

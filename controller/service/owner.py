@@ -64,6 +64,7 @@ from controller.journal.format import (
     canonical_json,
     check_json_object,
 )
+from controller.journal.redact import hide_cards
 from controller.journal.store import Journal, JournalError
 from controller.service import restart
 from controller.service.rng import DrawSource, check_draw, draw_position
@@ -586,7 +587,8 @@ class Owner:
     def _process(self, event: Event) -> tuple[int, list[Effect]] | None:
         """Step, commit, apply one event; its entry's (seq, effects), None when not committed."""
         if self._storage_fault:
-            log.error("storage fault: refused %s %s", event.type, dict(event.data))
+            # never the cards of a dealt event (NJ 13:69F-31.10): the log leaves the controller
+            log.error("storage fault: refused %s %s", event.type, hide_cards(event.data))
             return None
         if self._software_fault:
             log.error("software not approved: refused %s %s", event.type, dict(event.data))

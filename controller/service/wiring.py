@@ -271,7 +271,7 @@ def _build(config: TableConfig, journal_path: Path, parts: Parts, holds: list[Ho
         shoe.stop()
         shuffler.stop()
         raise
-    port.watch_lines({"shoe": shoe.link_status, "shuffler": shuffler.link_status})
+    # line noise: each serial adapter checks its line's rate itself (drivers/serial/noise.py)
     devices = TableDevices(gpio, shuffler, shoe, notice=parts.notice)
     game = config.game
 
@@ -404,11 +404,14 @@ class ConsoleAttachment:
         self.error: OSError | None = None
 
     def start(self, owner: Owner) -> None:
+        from controller.console.lockout import journal_history
         from controller.console.server import ConsoleServer
 
         kwargs: dict[str, Any] = {}
         if self._on_request is not None:
             kwargs["on_request"] = self._on_request
+        # the wrong-PIN limits survive a restart: rebuilt from the journal's recent entries
+        kwargs["history"] = journal_history(owner.journal_path)
         server = ConsoleServer(owner, self._config.supervisors, self.path, **kwargs)
         try:
             server.start()

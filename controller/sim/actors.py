@@ -271,6 +271,8 @@ class Director:
         if state == "Maintenance":
             return self._event("maintenance_exited", {"supervisor": SUPERVISOR})
         if state == "Fault":
+            if _held(snap.view):  # the device still reports it: wait for its healthy report
+                return None
             return self._event("fault_cleared", {"supervisor": SUPERVISOR})
         rnd: Mapping[str, Any] = snap.view.get("round", {}) or {}
         pending = rnd.get("pending") or ()
@@ -396,3 +398,10 @@ def _progressive_refused(view: Mapping[str, Any]) -> bool:
     link = view.get("link") or {}
     floor = view.get("floor") or {}
     return bool(link.get("down") or floor.get("link_blocks") or floor.get("refused"))
+
+
+def _held(view: Mapping[str, Any]) -> bool:
+    """Whether the fault set still holds a fault its device reports (a jam not yet cleared)."""
+    fault = view.get("fault")
+    faults = fault.get("faults", ()) if isinstance(fault, Mapping) else ()
+    return any(isinstance(f, Mapping) and f.get("held") for f in faults)

@@ -48,6 +48,7 @@ from controller.sim.table import (
     MockPins,
     PersistentDeck,
     PtyFaults,
+    deck_path_for,
 )
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
@@ -117,11 +118,13 @@ class PtySerial:
         deck_path: Path,
         practice: PracticeDeck | None = None,
         db: Path | None = None,
+        ports: Path | None = None,
     ) -> None:
         self.seed = seed
         self.deck_path = deck_path
         self.practice = practice  # the training practice deck (a hit dealt on demand)
         self.db = db
+        self.ports = ports
         self.sim: Any = None
 
     def __call__(self, config: TableConfig, port: InputPort) -> tuple[Any, Any]:
@@ -137,7 +140,7 @@ class PtySerial:
                 sim.deck, self.practice, self.db, port, card_reading=sim.card_reading
             )
         name = self.deck_path.name.replace(".sim-shoe.json", ".sim-ports")
-        ports = self.deck_path.with_name(name)
+        ports = self.ports or self.deck_path.with_name(name)
         ports.mkdir(exist_ok=True)  # beside the journal: nothing left in /tmp after a SIGKILL
         shoe_path, shuffler_path = sim.start(seed=self.seed, directory=str(ports))
         self.sim = sim
@@ -164,7 +167,10 @@ def build_service(
     plan = FaultPlan(parse_faults(fault_spec))
     factory = make_pin_factory("mock")
     practice = PracticeDeck(config.game.table.line_names)
-    serial = PtySerial(seed_int(seed), db.with_name(db.name + ".sim-shoe.json"), practice, db)
+    # the undealt deck in the simulator's private directory, the pty names beside the journal
+    serial = PtySerial(
+        seed_int(seed), deck_path_for(db), practice, db, db.with_name(db.name + ".sim-ports")
+    )
     # the MAX7219 chain (1-7 digit, meter sign) as a simulated chip chain the page can read
     chain = SimulatedChain(config.pins.spi_chips) if config.pins.uses_spi else None
     parts = Parts(

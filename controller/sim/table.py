@@ -10,6 +10,7 @@ and never touch the journal or the round machine.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -136,10 +137,41 @@ class PtyFaults:
         return fixed
 
 
+#: Where the simulated shoe's cards are kept (default: ``$XDG_STATE_HOME/paigow-sim`` or
+#: ``~/.local/state/paigow-sim``): a directory of mode 0700, never the journal's.
+SIM_STATE_ENV = "PAIGOW_SIM_STATE"
+
+
+def sim_state_dir() -> Path:
+    """The simulator's private directory (made 0700; an existing one is narrowed to 0700)."""
+    root = os.environ.get(SIM_STATE_ENV) or ""
+    if root:
+        path = Path(root)
+    else:
+        base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+        path = Path(base) / "paigow-sim"
+    path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    if path.is_symlink() or not path.is_dir():
+        raise OSError(f"simulator state: {path} is not a directory")
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o700)
+    return path
+
+
+def deck_path_for(db: Path) -> Path:
+    """The private file of the simulated shoe's undealt cards for the journal ``db``: in
+    `sim_state_dir`, named by a hash of the journal's absolute path, never beside the journal
+    (a journal may sit in a directory others read: the undealt deck would tell them every card
+    still to come)."""
+    key = hashlib.sha256(os.fsencode(db.resolve())).hexdigest()[:24]
+    return sim_state_dir() / f"{key}.sim-shoe.json"
+
+
 class PersistentDeck(_DriverDeck):
-    """The cards in the simulated shoe, kept in a small JSON file beside the journal, so that a
-    restart of the controller (which restarts the in-process simulators) finds the shoe as a real
-    table would: still holding the shuffled deck. Written atomically after every load and take.
+    """The cards in the simulated shoe, kept in a small private JSON file (mode 0600, see
+    `deck_path_for`), so that a restart of the controller (which restarts the in-process
+    simulators) finds the shoe as a real table would: still holding the shuffled deck. Written
+    atomically after every load and take.
     """
 
     def __init__(self, path: Path) -> None:
@@ -182,5 +214,11 @@ class PersistentDeck(_DriverDeck):
 
     def _save(self, deck_id: int) -> None:
         tmp = self._path.with_name(self._path.name + ".tmp")
-        tmp.write_text(json.dumps({"deck_id": deck_id, "cards": self._mirror}), "utf-8")
+        body = json.dumps({"deck_id": deck_id, "cards": self._mirror}).encode("utf-8")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # a tmp file left by an older run may be wider
+            os.write(fd, body)
+        finally:
+            os.close(fd)
         os.replace(tmp, self._path)

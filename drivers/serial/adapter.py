@@ -25,6 +25,7 @@ from drivers.serial.link import (
     PeerSynced,
     SendFailed,
 )
+from drivers.serial.noise import NoiseConfig, NoiseRate, noise_total
 from drivers.serial.port import PortConfig, Transport
 from fsm.configread import Reader
 from fsm.round.events import JSON, Event
@@ -38,6 +39,12 @@ class _Request:
     msg_type: int
     deadline: float
     args: tuple[int, ...] = ()
+
+
+#: While the device holds a fault it reported (a jam), its status is asked this often (seconds).
+HELD_POLL_S = 1.0
+#: How often the line's noise counters are compared with its rate (seconds).
+NOISE_CHECK_S = 0.25
 
 
 @dataclass(frozen=True)
@@ -54,18 +61,20 @@ class DeviceConfig:
     port: PortConfig = field(default_factory=lambda: PortConfig("/dev/paigow-device"))
     link: LinkConfig = field(default_factory=LinkConfig)
     status_timeout: float = 1.0
+    noise: NoiseConfig = field(default_factory=NoiseConfig)
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], where: str) -> Self:
         """``[serial.<device>]`` without its ``model`` (the controller picks the adapter)."""
         answer, default = cls.ANSWER
-        r = Reader(data, where, ("port", "link", "status_timeout", answer))
+        r = Reader(data, where, ("port", "link", "status_timeout", answer, *NoiseConfig.KEYS))
         port = dict(r.mapping("port"))
         port.setdefault("path", cls.DEFAULT_PATH)
         return cls(
             port=PortConfig.from_mapping(port, r.path("port")),
             link=LinkConfig.from_mapping(r.mapping("link"), r.path("link")),
             status_timeout=r.seconds("status_timeout", 1.0),
+            noise=NoiseConfig.read(r),
             **{answer: r.seconds(answer, default)},
         )
 
@@ -89,6 +98,7 @@ class DeviceAdapter:
         post: Post,
         timeouts: Mapping[str, float],
         clock: Callable[[], float] = time.monotonic,
+        noise: NoiseConfig | None = None,
     ) -> None:
         self._transport = transport
         self._post = post
@@ -100,6 +110,10 @@ class DeviceAdapter:
         self._next_tag = 1
         self._comm_fault: str | None = None
         self._device_fault: str | None = None
+        self._last_poll = 0.0
+        self._noise: NoiseRate | None = None  # made at the first tick (the port's counters)
+        self._noise_config = noise or NoiseConfig()
+        self._last_noise_check = 0.0
         self._contact = False
         self._state = "unknown"
         transport.set_listener(self)
@@ -157,8 +171,11 @@ class DeviceAdapter:
 
     # -- events -------------------------------------------------------------------------------
 
-    def _fault(self, code: str, detail: str) -> None:
-        self._post(Event("fault_raised", {"code": code, "device": self.device, "detail": detail}))
+    def _fault(self, code: str, detail: str, *, held: bool = False) -> None:
+        data: dict[str, JSON] = {"code": code, "device": self.device, "detail": detail}
+        if held:  # a condition of the device: this adapter reports it healthy (device_recovered)
+            data["held"] = True
+        self._post(Event("fault_raised", data))
 
     def _recovered(self, code: str) -> None:
         self._post(Event("device_recovered", {"device": self.device, "code": code}))
@@ -168,7 +185,7 @@ class DeviceAdapter:
             if self._comm_fault is not None:
                 return
             self._comm_fault = code
-        self._fault(code, detail)
+        self._fault(code, detail, held=True)  # recovered when the link answers again
 
     def _device_error(
         self, error: int, detail: str, *, sticky: bool = True, answers_command: bool = False
@@ -184,7 +201,7 @@ class DeviceAdapter:
                 self._device_fault = code
         if repeat and sticky and not answers_command:
             return
-        self._fault(code, detail)
+        self._fault(code, detail, held=sticky)  # sticky: recovered at a READY status
 
     def error_code(self, error: int) -> str:
         """Fault code for a protocol error byte (subclasses map JAM to their own code)."""
@@ -248,12 +265,44 @@ class DeviceAdapter:
             for tag, _ in expired:
                 del self._pending[tag]
             link_down = self._comm_fault is not None
+            # a held device fault is polled (once a second) until a status shows it cleared:
+            # nobody else asks, and the fault set waits on that answer
+            poll = (
+                self._device_fault is not None
+                and not link_down
+                and now - self._last_poll >= HELD_POLL_S
+                and not any(r.kind == "status" for r in self._pending.values())
+            )
+            if poll:
+                self._last_poll = now
+        if poll:
+            self.request_status()
+        if now - self._last_noise_check >= NOISE_CHECK_S:
+            self._last_noise_check = now
+            self._check_noise(now)
+
         for _tag, req in expired:
             if req.kind == "status" and link_down:
                 continue  # already reported as LINK_TIMEOUT / PORT_LOST
             name = protocol.NAMES.get(req.msg_type, hex(req.msg_type))
             self._fault(
                 faults.RESPONSE_TIMEOUT, f"no answer to {name} within {self._timeouts[req.kind]} s"
+            )
+
+    def _check_noise(self, now: float) -> None:
+        """``LINE_NOISE`` when the line's damaged units exceed the configured rate (a stray
+        byte the link recovered from is no fault; docs/device-protocol.md "Line noise")."""
+        total = noise_total(self._transport.status())
+        if self._noise is None:
+            self._noise = NoiseRate(self._noise_config, total)
+            return
+        seen = self._noise.update(total, now)
+        if seen is not None:
+            cfg = self._noise_config
+            self._fault(
+                faults.LINE_NOISE,
+                f"{seen} bytes of garbage or damaged frames on the {self.device}'s serial line "
+                f"within {cfg.window_s:g} s (limit {cfg.limit})",
             )
 
     def _on_message(self, msg_type: int, payload: bytes) -> None:

@@ -15,6 +15,9 @@ PORT_LOST: Final = "PORT_LOST"  # the serial port vanished or cannot be opened (
 COMMAND_NOT_DELIVERED: Final = "COMMAND_NOT_DELIVERED"  # retries exhausted / device silent
 RESPONSE_TIMEOUT: Final = "RESPONSE_TIMEOUT"  # command acknowledged, no answer in time
 PROTOCOL_ERROR: Final = "PROTOCOL_ERROR"  # a malformed or unexpected message from the device
+# Garbage or damaged frames past the line's noise rate (drivers/serial/noise.py); the link itself
+# recovered every time, so no healthy report follows: a supervisor clears it.
+LINE_NOISE: Final = "LINE_NOISE"
 
 # Errors reported by the shoe.
 SHOE_JAM: Final = "SHOE_JAM"

@@ -32,7 +32,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from drivers.serial.frame import MAX_PAYLOAD, Frame, FrameParser, encode_frame
-from fsm.configread import Reader
+from fsm.configread import MAX_SECONDS, Reader
 
 ACK = 0x00
 NAK = 0x01
@@ -66,15 +66,15 @@ class LinkConfig:
         )  # fmt: skip
         r = Reader(data, where, keys)
         d = cls()
-        heartbeat = r.number("heartbeat_interval", 1.0, 0.001, unit="seconds")
-        silence = r.number("silence_timeout", 3.0, 0.001, unit="seconds")
+        heartbeat = r.number("heartbeat_interval", 1.0, 0.001, MAX_SECONDS, unit="seconds")
+        silence = r.number("silence_timeout", 3.0, 0.001, MAX_SECONDS, unit="seconds")
         cfg = cls(
-            ack_timeout=r.number("ack_timeout", d.ack_timeout, 0.001, unit="seconds"),
+            ack_timeout=r.number("ack_timeout", d.ack_timeout, 0.001, MAX_SECONDS, unit="seconds"),
             max_retries=r.integer("max_retries", d.max_retries, 0, 20),
             heartbeat_interval=heartbeat,
             silence_timeout=silence,
-            idle_flush=r.number("idle_flush", d.idle_flush, 0.0, unit="seconds"),
-            nak_holdoff=r.number("nak_holdoff", d.nak_holdoff, 0.0, unit="seconds"),
+            idle_flush=r.number("idle_flush", d.idle_flush, 0.0, MAX_SECONDS, unit="seconds"),
+            nak_holdoff=r.number("nak_holdoff", d.nak_holdoff, 0.0, MAX_SECONDS, unit="seconds"),
             queue_limit=r.integer("queue_limit", d.queue_limit, 1, 1000),
         )
         if silence <= heartbeat:

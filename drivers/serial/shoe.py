@@ -72,6 +72,7 @@ class ReferenceShoe(DeviceAdapter):
             post,
             cfg.answer_timeouts(),
             clock,
+            cfg.noise,
         )
         self._remaining: int | None = None
         self._card_reading = False

@@ -71,6 +71,7 @@ class ReferenceShuffler(DeviceAdapter):
             post,
             cfg.answer_timeouts(),
             clock,
+            cfg.noise,
         )
         self._count: int | None = None
         self._deck_id: int | None = None

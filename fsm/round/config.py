@@ -26,7 +26,12 @@ from fsm.rules.houseway import DEFAULT_WAY, HouseWay
 from fsm.rules.houseway_rules import HouseWayError
 from fsm.rules.paytables import BonusConfig, Odds
 from fsm.rules.progressive import DATA_DIR as PROGRESSIVE_DIR
-from fsm.rules.progressive import DEFAULT_TABLE, PayTableError, ProgressiveTable
+from fsm.rules.progressive import (
+    DEFAULT_TABLE,
+    REGULATION_MINIMUMS,
+    PayTableError,
+    ProgressiveTable,
+)
 from fsm.rules.ranking import RankingOptions
 
 # NY 5324.41(k)(5): least rate of progression, in basis points of the amount wagered.
@@ -145,11 +150,12 @@ class ProgressiveLevel:
     def from_mapping(cls, data: Mapping[str, object], where: str) -> ProgressiveLevel:
         _check_keys(data, set(cls.KEYS), where)
         name = _str(data, "name", where)
-        initial = _int(data, "initial_cents", where)
-        reset = _int(data, "reset_cents", where, default=initial)
+        money = Reader(data, where, cls.KEYS, check=False)  # amounts: 0..MAX_CENTS
+        initial = money.cents("initial_cents")
+        reset = money.cents("reset_cents", initial)
         rate = _int(data, "rate_bp", where)
         hidden = _int(data, "hidden_rate_bp", where, default=0)
-        limit = _int(data, "limit_cents", where, default=0)
+        limit = money.cents("limit_cents", 0)
         if rate + hidden > 10000:
             raise ValueError(
                 f"{_where(where, 'rate_bp')}: rate_bp + hidden_rate_bp = {rate + hidden} exceeds "
@@ -590,6 +596,30 @@ def _check_levels(
                 f"but grows at {lvl.rate_bp / 100:g}% of a {wager // 100}-dollar wager, below "
                 f"the {least / 100:g}% NY 5324.41(k)(5) requires of that meter"
             )
+
+
+def check_reset_amounts(game: GameConfig, where: str = "game.levels") -> None:
+    """A level whose meter pays a share-of-the-meter line (the natural royal flush) must start
+    and reset at least at the largest fixed amount NY 5324.41(k)(4)(ii) requires for a lower
+    hand (a royal flush and a pair: $200 a dollar wagered): below it the table's best hand would
+    pay less than a hand it outranks is guaranteed (``reset_cents = 1`` pays the natural royal
+    flush one cent). The parsheet flags a table's own fixed amounts above the reset (NJ
+    13:69D-1.52(e)); this is the floor no table can go under. Checked by the table's
+    configuration loader (a round test may start a meter at zero). ValueError naming the key."""
+    levels, table, wager = game.levels, game.table, game.progressive_wager_cents
+    claimed = {line for lvl in levels for line in lvl.lines}
+    least = max(fixed for _, _, fixed in REGULATION_MINIMUMS if fixed is not None)
+    need = least * wager // 100
+    for i, lvl in enumerate(levels):
+        paid = lvl.lines or tuple(n for n in table.line_names if n not in claimed)
+        if not any(line.from_meter for line in table.lines if line.name in paid):
+            continue
+        for key, amount in (("initial_cents", lvl.initial_cents), ("reset_cents", lvl.reset_cents)):
+            if amount < need:
+                raise ValueError(
+                    f"{where}[{i}].{key}: {amount} is below {need}, the least NY 5324.41(k)(4)(ii) "
+                    f"pays a lower hand on a {wager}-cent wager; the meter pays the best hands"
+                )
 
 
 def with_changes(

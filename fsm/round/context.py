@@ -154,10 +154,14 @@ class Round:
     def emit(self, effect: Effect) -> None:
         self.effects.append(effect)
 
-    def enter_fault(self, code: str, device: str, detail: str, interrupted: str) -> None:
+    def enter_fault(
+        self, code: str, device: str, detail: str, interrupted: str, held: bool = False
+    ) -> None:
         from fsm.round.effects import Alert
 
-        f = {"code": code, "device": device, "detail": detail}
+        f: dict[str, Any] = {"code": code, "device": device, "detail": detail}
+        if held:  # the device's own condition: cleared only once it reports healthy
+            f["held"] = True
         if self.fault is None:
             self.fault = {"faults": [f], "interrupted": interrupted}
         else:

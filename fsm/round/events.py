@@ -325,11 +325,14 @@ class RoundCompleted(EventRecord):
 
 @event("fault_raised")
 class FaultRaised(EventRecord):
-    """a fault (codes below); progressive wagers refused"""
+    """a fault (codes below); progressive wagers refused. `held`: the device reports this
+    condition and will report it healthy (`device_recovered`); until then the fault cannot be
+    cleared (the per-device fault set)"""
 
     code: str
     device: str
     detail: Annotated[str, MAY_BE_EMPTY] = ""
+    held: bool = False
 
 
 @event("fault_cleared")
@@ -348,7 +351,8 @@ class Deadline(EventRecord):
 
 @event("device_recovered")
 class DeviceRecovered(EventRecord):
-    """a device answers again after a communication fault"""
+    """a device answers again after a communication fault, or reports healthy after a
+    condition it reported (`code`; none: every fault it holds)"""
 
     device: str
     code: str | None = None

@@ -88,7 +88,12 @@ from fsm.round.plan_deal import (
     _p_round_completed,
     _p_three_card_settled,
 )
-from fsm.round.plan_faults import _p_deadline, _p_fault_cleared, _p_fault_raised
+from fsm.round.plan_faults import (
+    _p_deadline,
+    _p_device_recovered,
+    _p_fault_cleared,
+    _p_fault_raised,
+)
 from fsm.round.plan_link import _p_link_hit_locked, _p_link_state
 from fsm.round.plan_panel import (
     PANEL_SUPERVISOR,
@@ -448,7 +453,7 @@ _PLANNERS: dict[str, Planner] = {
     "key_holder": _p_key_holder,
     "panel_void": _p_panel_void,
     "console_refused": _p_informational,
-    "device_recovered": _p_informational,
+    "device_recovered": _p_device_recovered,
     "config_pending": _p_informational,
     "training": _p_informational,
     "floor_link": _p_floor_link,

@@ -25,6 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fsm.configread import MAX_CENTS
 from fsm.round.config import ProgressiveLevel
 
 UNIT = 10_000  # sub-units per cent
@@ -220,6 +221,11 @@ class LevelMeters:
         current = int(getattr(self, meter))
         if current + delta_cents * UNIT < 0:
             return f"delta_cents: {meter} would go below zero ({current // UNIT} + {delta_cents})"
+        if current + delta_cents * UNIT > MAX_CENTS * UNIT:  # no table's meter means this
+            return (
+                f"delta_cents: {meter} would exceed {MAX_CENTS} cents, the most any amount "
+                f"of the table may be ({current // UNIT} + {delta_cents})"
+            )
         setattr(self, meter, current + delta_cents * UNIT)
         self.corrections += delta_cents * UNIT
         self.correction_count += 1

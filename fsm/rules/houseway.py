@@ -22,6 +22,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import NamedTuple
 
+from fsm.configread import parse_toml
 from fsm.rules.cards import ACE, JOKER, Card, CardError, check_distinct
 from fsm.rules.houseway_rules import HouseWayError, WayRules, parse_way
 from fsm.rules.ranking import (
@@ -133,7 +134,7 @@ def _load_shipped(name: str) -> HouseWay:
 def _load_path(path: Path) -> HouseWay:
     try:
         with path.open("rb") as f:
-            data = tomllib.load(f)
+            data = parse_toml(f.read())
     except FileNotFoundError:
         raise HouseWayError(f"{path}: no such house-way file") from None
     except tomllib.TOMLDecodeError as e:

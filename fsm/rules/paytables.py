@@ -22,7 +22,7 @@ from fractions import Fraction
 from importlib import resources
 from typing import Literal
 
-from fsm.configread import check_keys, table_value
+from fsm.configread import check_keys, parse_toml, table_value
 from fsm.rules import sevencard as sc
 
 Rule = Literal["minimum", "exact", "range"]
@@ -458,7 +458,7 @@ def _check_odds(
 def parse_paytable(text: str, where: str) -> PayTable:
     """A pay table from TOML text; a TOML syntax error is a ValueError naming ``where``."""
     try:
-        data = tomllib.loads(text)
+        data = parse_toml(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{where}: not valid TOML: {exc}") from exc
     return paytable_from_mapping(data, where)

@@ -19,7 +19,7 @@ from functools import cache, lru_cache
 from itertools import combinations
 from pathlib import Path
 
-from fsm.configread import ConfigValueError, check_keys
+from fsm.configread import ConfigValueError, check_keys, parse_toml
 from fsm.rules.cards import Card, CardError, check_distinct
 from fsm.rules.ranking import DEFAULT_OPTIONS, Category, RankingOptions, value2, value5
 
@@ -125,7 +125,7 @@ class ProgressiveTable:
             path = DATA_DIR / f"{name_or_path}.toml"
         try:
             with path.open("rb") as f:
-                data = tomllib.load(f)
+                data = parse_toml(f.read())
         except FileNotFoundError:
             raise PayTableError(f"{path}: no such pay table") from None
         except tomllib.TOMLDecodeError as e:
