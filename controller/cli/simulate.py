@@ -130,9 +130,12 @@ def run_simulate(args: argparse.Namespace) -> int:
 
     try:  # one controller per journal: before any pty, socket or thread is started
         lock = JournalLock.acquire(db)
-    except (JournalInUse, OSError) as exc:
+    except JournalInUse as exc:
         print(f"tablectl simulate: {exc}", file=err)
         return EXIT_IN_USE
+    except OSError as exc:  # e.g. a read-only or missing directory: the journal's storage
+        print(f"tablectl simulate: storage fault: cannot lock the journal: {exc}", file=err)
+        return EXIT_STORAGE_FAULT
     try:
         return _simulate_locked(args, db, simulate)
     finally:

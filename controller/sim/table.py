@@ -86,8 +86,8 @@ class PtyFaults:
     Settlement, JackpotPending; or the closed table for round 1), a shoe or line fault in
     Betting / LockedOut of round R."""
 
-    SHUFFLER_KINDS = ("shuffler-count", "shuffler-silent")
-    SHOE_KINDS = ("shoe-jam", "shoe-silent", "garbage")
+    SHUFFLER_KINDS = ("shuffler-count", "shuffler-silent", "shuffler-unplug")
+    SHOE_KINDS = ("shoe-jam", "shoe-silent", "garbage", "shoe-misdeal", "shoe-empty", "shoe-unplug")
     LATE_STATES = frozenset({"Open_Play", "Open_Settlement", "Open_JackpotPending"})
     EARLY_STATES = frozenset({"Open_Betting", "Open_LockedOut"})
 
@@ -111,6 +111,9 @@ class PtyFaults:
             return
         if fault.kind == "garbage":
             self._sim.inject("garbage", "shoe")
+        elif fault.kind == "shoe-empty":  # the cards run out: nothing to clear at the repair
+            self._sim.deck.take(self._sim.deck.remaining)
+            return
         else:
             self._sim.inject(fault.kind, fault.value)
         self.injected.append(fault.kind)

@@ -230,3 +230,18 @@ def run(total: int, seed: int) -> FuzzResult:
     sas = total - result.frames
     fuzz_sas(sas * 10 // 11 + 1, seed + 2, result)
     return result
+
+
+def main(argv: list[str]) -> int:
+    """``python -m tests.stress.fuzz FRAMES SEED``: one JSON line with the counts."""
+    import json
+
+    result = run(int(argv[0]), int(argv[1]))
+    print(json.dumps({"frames": result.frames, "by_link": result.by_link, "posted": result.posted}))
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    raise SystemExit(main(sys.argv[1:]))
