@@ -66,6 +66,15 @@ class MockPins:
     def shake(self) -> None:
         self._pulse(self._pins.shaker)
 
+    def forget_history(self) -> None:
+        """Drop the state history every MockPin keeps (gpiozero's ``MockPin.states`` gets one
+        entry per change, for tests' ``assert_states``, and is never trimmed): without this a
+        long simulation grows by about 1.3 KiB a round."""
+        for pin in list(getattr(self._factory, "pins", {}).values()):
+            clear = getattr(pin, "clear_states", None)
+            if clear is not None:
+                clear()
+
     def light_levels(self) -> tuple[bool, ...]:
         """The output level of each acceptor light pin (for tests and the status line)."""
         return tuple(bool(self._factory.pin(n).state) for n in self._pins.acceptor_lights)

@@ -3,7 +3,7 @@ process, faults injected at random rounds, with the resident memory, the Python 
 allocations) and the thread count sampled every 1,000 rounds; at the end the journal verifies
 and every finished-journal invariant holds (tests.stress.powercut.check_finished).
 
-Run as ``python -m tests.stress.longrun ROUNDS SEED DB``: prints one JSON line with the samples
+Run as ``python -m tests.stress.longrun ROUNDS SEED DB [STEP]``: prints one JSON line with the samples
 (the stress runner starts it beside the power cuts, on the other core).
 """
 
@@ -97,7 +97,7 @@ def growth(samples: list[dict[str, Any]], key: str) -> float:
 
 def main(argv: list[str]) -> int:
     rounds, seed, db = int(argv[0]), int(argv[1]), Path(argv[2])
-    out = run(rounds, seed, db)
+    out = run(rounds, seed, db, int(argv[3]) if len(argv) > 3 else 1000)
     print(json.dumps(out), flush=True)
     return 0
 
