@@ -174,7 +174,8 @@ def choose(cut: FileCut, rng: random.Random, mode: str) -> tuple[bytes, int]:
             version = versions[rng.randrange(len(versions))]
         start = s * SECTOR
         if start >= len(cut.synced) and version == versions[0]:
-            size = min(size, start)  # data=ordered: no size past data that never landed
+            # data=ordered: no size past data that never landed (a size the file had)
+            size = min(size, max(n for n in cut.sizes if n <= start))
         need = start + len(version)
         if len(img) < need:
             img.extend(b"\0" * (need - len(img)))
