@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from stress.disk import SECTOR, analyse, build_recorder, choose, parse_log
 
 CHILD = """

@@ -10,7 +10,8 @@ and hostile buttons (`tests.stress.devices`), and a long run of 10,000 rounds wi
 whose memory and thread counts are sampled (`tests.stress.longrun`). ``--scale`` (or
 ``STRESS_SCALE``) multiplies every count (``make stress-short``: 0.1, for CI). The last line:
 
-    stress: K kills survived, P power cuts survived, F frames fuzzed, D faults injected, R rounds, L events lost
+    stress: K kills survived, P power cuts survived, F frames fuzzed, D faults injected,
+            R rounds, L events lost      (one line)
 
 and the exit status is 1 when any check failed (the failure is printed above that line; L, the
 acknowledged journal entries missing after a cut, must be 0).
@@ -78,11 +79,23 @@ def _chains(
         return [f.result() for f in futures]
 
 
+def _tail(f: Any) -> str:
+    f.seek(0)
+    return str(f.read()[-2000:].decode(errors="replace"))
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.stress")
     ap.add_argument("--scale", type=float, default=float(os.environ.get("STRESS_SCALE", "1")))
     ap.add_argument("--seed", type=int, default=20261201)
     ap.add_argument("--keep", metavar="DIR", help="work here and keep the files")
+    ap.add_argument(
+        "--time-bound",
+        type=float,
+        default=15 * 60,
+        metavar="SECONDS",
+        help="draw no cut after this many seconds (default 900; fewer cuts than due fail)",
+    )
     args = ap.parse_args(argv)
     if os.geteuid() != 0:
         _say("stress: needs root (it mounts tmpfs for the storage faults)")
@@ -115,19 +128,33 @@ def main(argv: list[str]) -> int:
     long_db = workdir / "long" / "j.db"
     long_db.parent.mkdir(exist_ok=True)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    cmd = [sys.executable, "-m", "tests.stress.longrun", str(long_rounds), str(args.seed), str(long_db)]
-    long_proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    cmd = [
+        sys.executable,
+        "-m",
+        "tests.stress.longrun",
+        str(long_rounds),
+        str(args.seed),
+        str(long_db),
+        str(max(200, long_rounds // 10)),  # a sample every 1,000 rounds in the full run
+    ]
+    # stderr to files, never a pipe nobody reads while they run (a full pipe would stall them)
+    long_err = open(workdir / "long.err", "w+b")  # noqa: SIM115
+    long_proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=long_err)
     frames = max(1000, int(FRAMES * scale))
     fuzz_cmd = [sys.executable, "-m", "tests.stress.fuzz", str(frames), str(args.seed)]
-    fuzz_proc = subprocess.Popen(fuzz_cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = t0 + 15 * 60  # the cuts stop being drawn after this; the chains then finish
+    fuzz_err = open(workdir / "fuzz.err", "w+b")  # noqa: SIM115
+    fuzz_proc = subprocess.Popen(
+        fuzz_cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=fuzz_err
+    )
+    # no cut is drawn after this (a shortfall fails the run); the chains then finish their rounds
+    deadline = t0 + args.time_bound
 
     def cuts(kind: str, count: int) -> list[ChainResult]:
         results = _chains(workdir, kind, count, args.seed + len(kind), recorder, deadline)
         done = sum(r.cuts for r in results)
         totals["kills" if kind == "kill" else "cuts"] += done
         totals["lost"] += sum(r.lost for r in results)
-        totals["rounds"] += CHAIN_ROUNDS * len(results)
+        totals["rounds"] += sum(r.rounds for r in results)
         if kind == "power":
             modes: dict[str, int] = {}
             for r in results:
@@ -144,9 +171,9 @@ def main(argv: list[str]) -> int:
     phase("SIGKILLs", lambda: cuts("kill", max(2, int(KILLS * scale))))
 
     def fuzz() -> None:
-        out, err = fuzz_proc.communicate(timeout=1200)
+        out, _ = fuzz_proc.communicate(timeout=1200)
         if fuzz_proc.returncode != 0:
-            raise StressFailure(err.decode(errors="replace")[-2000:])
+            raise StressFailure(_tail(fuzz_err))
         data = json.loads(out.decode().strip().splitlines()[-1])
         totals["frames"] += data["frames"]
         figures["frames_by_link"] = data["by_link"]
@@ -176,9 +203,9 @@ def main(argv: list[str]) -> int:
     phase("device faults and buttons", device_faults)
 
     def long_run() -> None:
-        out, err = long_proc.communicate(timeout=3600)
+        out, _ = long_proc.communicate(timeout=3600)
         if long_proc.returncode != 0:
-            raise StressFailure(err.decode(errors="replace")[-2000:])
+            raise StressFailure(_tail(long_err))
         data = json.loads(out.decode().strip().splitlines()[-1])
         from tests.stress.powercut import check_finished
 
@@ -196,7 +223,9 @@ def main(argv: list[str]) -> int:
         if lr["threads_per_1000_rounds"] > 0:
             raise StressFailure(f"the thread count grows: {samples}")
         if lr["heap_kib_per_1000_rounds"] > 256:
-            raise StressFailure(f"the Python heap grows {lr['heap_kib_per_1000_rounds']} KiB per 1,000 rounds")
+            raise StressFailure(
+                f"the Python heap grows {lr['heap_kib_per_1000_rounds']} KiB per 1,000 rounds"
+            )
 
     phase("long run", long_run)
     for proc in (long_proc, fuzz_proc):

@@ -94,7 +94,9 @@ def _refused(row: tuple[int, int | None, str, dict[str, Any]]) -> bool:
     return any(e["type"] == "rejected" for e in row[3]["effects"])
 
 
-def _safe_while_faulted(rows: list[tuple[int, int | None, str, dict[str, Any]]], where: str) -> None:
+def _safe_while_faulted(
+    rows: list[tuple[int, int | None, str, dict[str, Any]]], where: str
+) -> None:
     """While a fault stands: no chip accepted, no card dealt (DESIGN.md Fault: progressive
     wagers refused); no card ever dealt from a deck whose last count was not 53."""
     faulted = False
@@ -113,7 +115,9 @@ def _safe_while_faulted(rows: list[tuple[int, int | None, str, dict[str, Any]]],
         if faulted and accepted and kind in ("chip_detected", "dealt"):
             raise StressFailure(f"{where}: seq {seq}: {kind} accepted while faulted")
         if kind == "dealt" and accepted and not deck_ok:
-            raise StressFailure(f"{where}: seq {seq}: cards dealt from a deck that did not count 53")
+            raise StressFailure(
+                f"{where}: seq {seq}: cards dealt from a deck that did not count 53"
+            )
 
 
 @dataclass
@@ -151,7 +155,7 @@ def hostile_buttons(workdir: Path, rounds: int, seed: int) -> ButtonResult:
             if snap.state == "Fault":
                 service.faults.repair()
             if rng.random() < 0.3:
-                name, press = rng.choice(presses)
+                _, press = rng.choice(presses)
                 key = rng.random() < 0.1
                 if key:
                     pins.turn_key(True)

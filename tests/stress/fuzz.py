@@ -84,9 +84,9 @@ class FuzzResult:
     posted: Counter[str] = field(default_factory=Counter)
 
 
-def _device_pair(make: Callable[[MemTransport, Callable[[Event], None]], Any]) -> tuple[
-    Any, MemTransport, Link, list[Event]
-]:
+def _device_pair(
+    make: Callable[[MemTransport, Callable[[Event], None]], Any],
+) -> tuple[Any, MemTransport, Link, list[Event]]:
     posted: list[Event] = []
     ours = MemTransport(Link(QUIET, session=1))
     adapter = make(ours, posted.append)

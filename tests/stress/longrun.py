@@ -3,8 +3,8 @@ process, faults injected at random rounds, with the resident memory, the Python 
 allocations) and the thread count sampled every 1,000 rounds; at the end the journal verifies
 and every finished-journal invariant holds (tests.stress.powercut.check_finished).
 
-Run as ``python -m tests.stress.longrun ROUNDS SEED DB [STEP]``: prints one JSON line with the samples
-(the stress runner starts it beside the power cuts, on the other core).
+Run as ``python -m tests.stress.longrun ROUNDS SEED DB [STEP]``: prints one JSON line with the
+samples (the stress runner starts it beside the power cuts, on the other core).
 """
 
 from __future__ import annotations
@@ -37,7 +37,11 @@ def fault_spec(rounds: int, seed: int, every: int = 100) -> str:
     for r in range(5, rounds, every):
         at = r + rng.randrange(every // 2)
         kind = rng.choice((*FAULT_KINDS, "shuffler-count"))
-        items.append(f"shuffler-count={rng.choice([51, 52, 54])}@{at}" if kind == "shuffler-count" else f"{kind}@{at}")
+        items.append(
+            f"shuffler-count={rng.choice([51, 52, 54])}@{at}"
+            if kind == "shuffler-count"
+            else f"{kind}@{at}"
+        )
     return ",".join(items)
 
 

@@ -239,11 +239,9 @@ def _disk_full_while_playing(result: StorageResult) -> None:
             deadline = time.monotonic() + 60
             while (not db.exists() or count(db) < 60) and time.monotonic() < deadline:
                 time.sleep(0.1)
-            with open(where / "filler", "wb") as f:  # every free block
-                with contextlib.suppress(OSError):
-                    while True:
-                        f.write(b"\0" * 65536)
-                        f.flush()
+            with open(where / "filler", "wb", buffering=0) as f, contextlib.suppress(OSError):
+                while True:  # every free block
+                    f.write(b"\0" * 65536)
             out, _ = proc.communicate(timeout=120)
         finally:
             if proc.poll() is None:
