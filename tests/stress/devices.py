@@ -16,6 +16,7 @@ alive, no refusal has cause ``internal``, the journal verifies.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import random
 import sqlite3
@@ -49,6 +50,7 @@ class DeviceResult:
     faults: int = 0
     rounds: int = 0
     cleared_before_recovery: list[str] = field(default_factory=list)
+    specs: list[str] = field(default_factory=list)
 
 
 def _rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:
@@ -62,32 +64,45 @@ def _rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:
 
 def device_faults(workdir: Path, rounds: int = 4) -> DeviceResult:
     result = DeviceResult()
-    for i, (spec, (device, codes)) in enumerate(CASES.items()):
-        db = workdir / f"device{i}.db"
-        cmd = [sys.executable, "-m", "controller.cli", "simulate", "--headless", "--rounds"]
-        cmd += [str(rounds), "--seed", "11", "--db", str(db), "--faults", spec]
-        p = subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=300, check=False)
-        where = f"device fault {spec}"
-        if p.returncode != 0:
-            raise StressFailure(f"{where}: exit {p.returncode}: {p.stderr.decode()[-800:]}")
-        check_finished(db, rounds, where)
-        rows = _rows(db)
-        raised = [r for r in rows if r[2] == "fault_raised"]
-        if not raised or raised[0][3]["code"] not in codes or raised[0][3]["device"] != device:
-            raise StressFailure(f"{where}: first fault {raised[:1]}, expected {codes} on {device}")
-        _safe_while_faulted(rows, where)
-        cleared = [r[0] for r in rows if r[2] == "fault_cleared" and not _refused(r)]
-        for r in raised:
-            if not any(seq > r[0] for seq in cleared):
-                raise StressFailure(f"{where}: fault at seq {r[0]} never cleared")
-        recovered = [r[0] for r in rows if r[2] == "device_recovered"]
-        if raised[0][3]["code"] in SILENT | {"PORT_LOST"}:
-            first_clear = min(seq for seq in cleared if seq > raised[0][0])
-            if not recovered or min(recovered) > first_clear:
-                result.cleared_before_recovery.append(spec)
-        result.faults += 1
-        result.rounds += rounds
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:  # each mostly waits on its ptys
+        futures = [
+            pool.submit(
+                _device_case, workdir / f"device{i}.db", spec, device, codes, rounds, result
+            )
+            for i, (spec, (device, codes)) in enumerate(CASES.items())
+        ]
+        for future in futures:
+            future.result()
+    result.faults = len(result.specs)
+    result.rounds = rounds * len(result.specs)
     return result
+
+
+def _device_case(
+    db: Path, spec: str, device: str, codes: set[str], rounds: int, result: DeviceResult
+) -> None:
+    cmd = [sys.executable, "-m", "controller.cli", "simulate", "--headless", "--rounds"]
+    cmd += [str(rounds), "--seed", "11", "--db", str(db), "--faults", spec]
+    p = subprocess.run(cmd, cwd=ROOT, capture_output=True, timeout=300, check=False)
+    where = f"device fault {spec}"
+    if p.returncode != 0:
+        raise StressFailure(f"{where}: exit {p.returncode}: {p.stderr.decode()[-800:]}")
+    check_finished(db, rounds, where)
+    rows = _rows(db)
+    raised = [r for r in rows if r[2] == "fault_raised"]
+    if not raised or raised[0][3]["code"] not in codes or raised[0][3]["device"] != device:
+        raise StressFailure(f"{where}: first fault {raised[:1]}, expected {codes} on {device}")
+    _safe_while_faulted(rows, where)
+    cleared = [r[0] for r in rows if r[2] == "fault_cleared" and not _refused(r)]
+    for r in raised:
+        if not any(seq > r[0] for seq in cleared):
+            raise StressFailure(f"{where}: fault at seq {r[0]} never cleared")
+    recovered = [r[0] for r in rows if r[2] == "device_recovered"]
+    if raised[0][3]["code"] in SILENT | {"PORT_LOST"}:
+        first_clear = min(seq for seq in cleared if seq > raised[0][0])
+        if not recovered or min(recovered) > first_clear:
+            result.cleared_before_recovery.append(spec)
+    result.specs.append(spec)
 
 
 def _refused(row: tuple[int, int | None, str, dict[str, Any]]) -> bool:
