@@ -1,0 +1,76 @@
+"""Storage faults at power-up that `make stress` found (issue 12): a ``power_up`` entry that
+cannot be committed (a read-only journal file) left the service waiting with nothing published
+(``simulate`` gave up after 120 s with exit 3); a journal directory that cannot hold the lock file
+exited 6 ("in use"). Both are storage faults: exit 4 with the reason, nothing appended
+(docs/journal.md "Power-up and storage faults"; NJ 13:69E-1.39B(h): the table recovers to the
+prior, committed state or does not play). Real parts: a journal made by a real run, read-only
+bind mounts in a mount namespace of their own (``unshare``), the real CLI."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from controller.sim.simulate import run_headless
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _entries(db: Path) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT count(*) FROM journal").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def _simulate_under(mount: str, db: Path) -> subprocess.CompletedProcess[str]:
+    if shutil.which("unshare") is None:
+        pytest.fail("unshare (util-linux) is needed for the read-only mount")
+    script = (
+        f"{mount} && {sys.executable} -m controller.cli simulate --headless --rounds 5 "
+        f"--seed 3 --db {db}"
+    )
+    return subprocess.run(
+        ["unshare", "-rm", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=90,  # the old behaviour waited 120 s before giving up
+    )
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Path:
+    table = tmp_path / "table"
+    table.mkdir()
+    db = table / "j.db"
+    assert run_headless(db, 2, 3) == 0
+    return db
+
+
+def test_a_power_up_that_cannot_commit_is_a_storage_fault_exit_4(journal: Path) -> None:
+    before = _entries(journal)
+    done = _simulate_under(
+        f"mount --bind {journal} {journal} && mount -o remount,ro,bind {journal}", journal
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "storage fault" in done.stdout + done.stderr
+    assert "power_up" in done.stdout + done.stderr  # says which entry could not be committed
+    assert _entries(journal) == before
+
+
+def test_a_read_only_journal_directory_is_a_storage_fault_not_in_use(journal: Path) -> None:
+    before = _entries(journal)
+    where = journal.parent
+    done = _simulate_under(
+        f"mount --bind {where} {where} && mount -o remount,ro,bind {where}", journal
+    )
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "storage fault" in done.stderr and "Read-only file system" in done.stderr
+    assert _entries(journal) == before
