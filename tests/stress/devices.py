@@ -149,7 +149,9 @@ def hostile_buttons(workdir: Path, rounds: int, seed: int) -> ButtonResult:
 
     rng = random.Random(seed)
     db = workdir / "buttons.db"
-    service = build_service(load_sim_config(None), db, seed)
+    # faults on the way, so that the hostile hand presses in Fault too
+    spec = ",".join(f"{k}@{r}" for r, k in enumerate(("shoe-jam", "shoe-misdeal"), 3) if r < rounds)
+    service = build_service(load_sim_config(None), db, seed, spec or None)
     result = ButtonResult()
     pins = service.pins
     presses = [
@@ -167,9 +169,10 @@ def hostile_buttons(workdir: Path, rounds: int, seed: int) -> ButtonResult:
         while snap.rounds_completed < rounds:
             if not owner.alive or snap.storage_fault:
                 raise StressFailure(f"buttons: the owner stopped: {owner.exit_error!r}")
+            service.faults.arm(snap.state, snap.round_id)
             if snap.state == "Fault":
                 service.faults.repair()
-            if rng.random() < 0.3:
+            if rng.random() < 0.4:
                 _, press = rng.choice(presses)
                 key = rng.random() < 0.1
                 if key:

@@ -91,6 +91,20 @@ def parse_log(path: Path) -> list[Op]:
     return ops
 
 
+def anchored_seq(ops: list[Op], anchor: Path) -> int:
+    """The highest seq the controller wrote to its anchor before the cut: `Journal.append`
+    writes the anchor right after its COMMIT returned, so every entry up to it was acknowledged
+    (whether or not the disk had it: that is what the cut tests)."""
+    best = 0
+    for op in ops:
+        if op.kind == "W" and op.path == str(anchor):
+            for i in range(0, len(op.new), 192):
+                fields = op.new[i : i + 192].split()
+                if len(fields) == 5 and fields[0] == b"PGA2" and fields[1].isdigit():
+                    best = max(best, int(fields[1]))
+    return best
+
+
 @dataclass
 class FileCut:
     """One file at the cut: its synced image, the versions of its dirty sectors, the sizes it
@@ -191,6 +205,7 @@ class CutOutcome:
     torn: int
     dirty_sectors: int
     files: dict[str, tuple[int, int]]  # path -> (synced size, chosen size)
+    anchored: int = 0  # the last seq whose append returned (anchored_seq)
 
 
 def power_cut(
@@ -202,7 +217,8 @@ def power_cut(
     it is removed (SQLite rebuilds it from the WAL)."""
     ops = parse_log(log)
     mode = rng.choices(["lost", "kept", "random"], weights=[2, 1, 7])[0]
-    outcome = CutOutcome(mode, 0, 0, {})
+    anchors = [p for p in watched if p.name.endswith(".anchor")]
+    outcome = CutOutcome(mode, 0, 0, {}, anchored_seq(ops, anchors[0]) if anchors else 0)
     for path in watched:
         cut = analyse(path, ops)
         if cut is None:
