@@ -192,6 +192,9 @@ def main(argv: list[str]) -> int:
         totals["faults"] += r.faults
         totals["rounds"] += r.rounds
         figures["faults_cleared_before_the_device_recovered"] = r.cleared_before_recovery
+        drops = devices.floor_link_drop(workdir)
+        totals["faults"] += drops
+        figures["floor_link_drops"] = drops
         b = devices.hostile_buttons(workdir, max(10, int(60 * scale)), args.seed)
         totals["rounds"] += b.rounds
         figures["buttons"] = {

@@ -220,3 +220,88 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main(sys.argv[1:]))
+
+
+def floor_link_drop(workdir: Path) -> int:
+    """The floor link drops and returns: a SAS host (drivers/sas/host.py, on the pty the table
+    serves with ``--sas-link``) polls every 0.2 s, goes silent until the table journals the link
+    down (no poll for 5 s), then polls again until it journals the link up; the table plays on
+    throughout and is stopped with SIGTERM two rounds later. The journal passes every
+    finished-journal check. Returns the number of drops journaled."""
+    import signal
+    import threading
+    import time
+
+    from drivers.sas.host import HostPort, build_request
+
+    db = workdir / "floor.db"
+    link = workdir / "floor.sas"
+    cmd = [sys.executable, "-m", "controller.cli", "simulate", "--headless", "--rounds"]
+    cmd += ["100000", "--seed", "6", "--db", str(db), "--sas-link", str(link)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    away = threading.Event()
+    stop = threading.Event()
+
+    def links() -> list[bool]:
+        if not db.exists():
+            return []
+        try:
+            return [bool(d["up"]) for _, _, kind, d in _rows(db) if kind == "floor_link"]
+        except sqlite3.Error:
+            return []
+
+    def host() -> None:
+        while not link.exists() and proc.poll() is None and not stop.is_set():
+            time.sleep(0.05)
+        port = HostPort(str(link))
+        try:
+            while not stop.is_set() and proc.poll() is None:
+                if not away.is_set():
+                    port.send(build_request(1, "general"))
+                    port.read_answer(timeout=0.1)
+                time.sleep(0.2)
+        except (OSError, ValueError):  # the table stopped under the host (pyserial's errors)
+            pass
+        finally:
+            port.close()
+
+    poller = threading.Thread(target=host, daemon=True)
+    poller.start()
+    where = "floor link drop"
+    try:
+        deadline = time.monotonic() + 240
+        time.sleep(3)
+        away.set()  # the host goes away
+        while False not in links() and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        away.clear()  # and comes back
+        while links()[-1:] != [True] and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        rounds = _completed(db)
+        while _completed(db) < rounds + 2 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        stop.set()
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        poller.join(5)
+    if proc.returncode != 0:
+        raise StressFailure(f"{where}: exit {proc.returncode}: {out.decode()[-800:]}")
+    check_finished(db, _completed(db), where)
+    states = links()
+    if False not in states or True not in states[states.index(False) :]:
+        raise StressFailure(f"{where}: floor_link entries {states}: expected down, then up")
+    return states.count(False)
+
+
+def _completed(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        rows = _rows(db)
+    except sqlite3.Error:
+        return 0
+    return sum(1 for r in rows if r[2] == "round_completed" and not _refused(r))
