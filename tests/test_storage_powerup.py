@@ -74,3 +74,55 @@ def test_a_read_only_journal_directory_is_a_storage_fault_not_in_use(journal: Pa
     assert done.returncode == 4, done.stdout + done.stderr
     assert "storage fault" in done.stderr and "Read-only file system" in done.stderr
     assert _entries(journal) == before
+
+
+def _empty_wal_database(path: Path) -> None:
+    """What a power cut during the very first power-up leaves (found by `make stress`): the
+    switch to WAL mode reached the disk, the schema's transaction did not."""
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    conn.close()
+
+
+def test_an_empty_sqlite_file_left_by_a_cut_first_power_up_becomes_the_journal(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "j.db"
+    _empty_wal_database(db)
+    assert db.stat().st_size > 0
+    assert run_headless(db, 1, 3) == 0  # was: "not a pai gow table journal", exit 2, forever
+    assert _entries(db) > 0
+
+
+def test_an_empty_sqlite_file_whose_anchor_records_entries_is_a_storage_fault(
+    tmp_path: Path,
+) -> None:
+    """The anchor says the journal held entries: an empty file then means the journal was lost
+    or replaced, never a new journal (docs/journal.md "Power-up and storage faults")."""
+    first = tmp_path / "first.db"
+    assert run_headless(first, 1, 3) == 0
+    db = tmp_path / "j.db"
+    _empty_wal_database(db)
+    shutil.copyfile(tmp_path / "first.db.anchor", tmp_path / "j.db.anchor")
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "simulate", "--headless", "--rounds", "1",
+         "--seed", "3", "--db", str(db)],
+        capture_output=True, text=True, cwd=ROOT, timeout=90,
+    )  # fmt: skip
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "lost or replaced" in done.stderr
+
+
+def test_a_foreign_sqlite_file_with_a_table_is_still_refused(tmp_path: Path) -> None:
+    db = tmp_path / "other.db"
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE t (x)")
+    conn.commit()
+    conn.close()
+    done = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "simulate", "--headless", "--rounds", "1",
+         "--seed", "3", "--db", str(db)],
+        capture_output=True, text=True, cwd=ROOT, timeout=90,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "not a pai gow table journal" in done.stderr

@@ -29,7 +29,13 @@ from controller.journal.anchor import (
     judge,
     read_anchor,
 )
-from controller.journal.audit import VerifyReport, export, schema_problems, verify
+from controller.journal.audit import (
+    VerifyReport,
+    export,
+    is_empty_database,
+    schema_problems,
+    verify,
+)
 from controller.journal.format import (
     APPLICATION_ID,
     JSON,
@@ -159,6 +165,12 @@ class Journal:
             raise JournalError(f"{p}: cannot open: {exc}") from exc
         writer: AnchorWriter | None = None
         try:
+            if not new and is_empty_database(conn):
+                # a power cut during the first power-up: WAL mode reached the disk, the schema
+                # did not. Nothing was ever committed: create it, as for a missing file
+                new = True
+                if anchor_path is not None:
+                    cls._check_new_against_anchor(p, anchor_path)
             if new:
                 cls._create_schema(conn, p, table_id, created_ms, asset_number, config, key)
             else:

@@ -90,6 +90,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--seed", type=int, default=20261201)
     ap.add_argument("--keep", metavar="DIR", help="work here and keep the files")
     ap.add_argument(
+        "--no-long-run",
+        action="store_true",
+        help="skip the long run (run `python -m tests.stress.longrun` on its own)",
+    )
+    ap.add_argument(
         "--time-bound",
         type=float,
         default=15 * 60,
@@ -139,7 +144,11 @@ def main(argv: list[str]) -> int:
     ]
     # stderr to files, never a pipe nobody reads while they run (a full pipe would stall them)
     long_err = open(workdir / "long.err", "w+b")  # noqa: SIM115
-    long_proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=long_err)
+    long_proc = None
+    if not args.no_long_run:
+        long_proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=long_err
+        )
     frames = max(1000, int(FRAMES * scale))
     fuzz_cmd = [sys.executable, "-m", "tests.stress.fuzz", str(frames), str(args.seed)]
     fuzz_err = open(workdir / "fuzz.err", "w+b")  # noqa: SIM115
@@ -206,6 +215,7 @@ def main(argv: list[str]) -> int:
     phase("device faults and buttons", device_faults)
 
     def long_run() -> None:
+        assert long_proc is not None
         out, _ = long_proc.communicate(timeout=3600)
         if long_proc.returncode != 0:
             raise StressFailure(_tail(long_err))
@@ -230,9 +240,10 @@ def main(argv: list[str]) -> int:
                 f"the Python heap grows {lr['heap_kib_per_1000_rounds']} KiB per 1,000 rounds"
             )
 
-    phase("long run", long_run)
+    if long_proc is not None:
+        phase("long run", long_run)
     for proc in (long_proc, fuzz_proc):
-        if proc.poll() is None:
+        if proc is not None and proc.poll() is None:
             proc.kill()
     figures["seconds"] = round(time.monotonic() - t0)
     (workdir / "figures.json").write_text(json.dumps(figures, indent=1))
