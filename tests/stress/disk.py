@@ -92,16 +92,17 @@ def parse_log(path: Path) -> list[Op]:
 
 
 def anchored_seq(ops: list[Op], anchor: Path) -> int:
-    """The highest seq the controller wrote to its anchor before the cut: `Journal.append`
-    writes the anchor right after its COMMIT returned, so every entry up to it was acknowledged
-    (whether or not the disk had it: that is what the cut tests)."""
+    """The highest seq the controller's anchor records as acknowledged before the cut: a
+    ``PGA3 <seq> <hash> <acked> <mac> <crc>`` record's ``acked`` is the last seq whose commit had
+    returned when it was written (controller/journal/anchor.py), whether or not the disk had it
+    at the cut: that is what the cut tests."""
     best = 0
     for op in ops:
         if op.kind == "W" and op.path == str(anchor):
             for i in range(0, len(op.new), 192):
                 fields = op.new[i : i + 192].split()
-                if len(fields) == 5 and fields[0] == b"PGA2" and fields[1].isdigit():
-                    best = max(best, int(fields[1]))
+                if len(fields) == 6 and fields[0] == b"PGA3" and fields[3].isdigit():
+                    best = max(best, int(fields[3]))
     return best
 
 

@@ -7,9 +7,10 @@ between a durable commit and its outputs. In ``power`` chains the files are then
 disk after a power cut (`tests.stress.disk`: unsynced writes lost, torn or reordered); in
 ``kill`` chains they stay as the page cache left them. After every cut, before the restart:
 
-- no acknowledged entry is lost: every entry whose ``append`` had returned (the recorder saw it
-  write the anchor, which ``append`` does after its COMMIT) and every entry of the synced image
-  (its WAL sync had returned) is in the journal after the cut, with the same hash;
+- no acknowledged entry is lost: every entry the anchor records as acknowledged (its commit had
+  returned: the ``acked`` of any anchor record written, `tests.stress.disk.anchored_seq`) and
+  every entry of the synced image (its WAL sync had returned) is in the journal after the cut,
+  with the same hash;
   no entry appears that was never written (the journal after the cut is a prefix of the one
   before it);
 - the journal verifies by replay (hash chain, anchor not ahead, meters and state equal the
@@ -214,8 +215,8 @@ def run_chain(
             with tempfile.TemporaryDirectory(prefix="stress-synced-") as tmp:
                 outcome = power_cut(watched, log, rng, Path(tmp))
                 synced = entry_hashes(Path(tmp) / db.name)
-            # acknowledged: every entry whose append returned (it wrote the anchor after its
-            # commit), and every entry the synced files already held
+            # acknowledged: every entry the anchor called acknowledged, and every entry the
+            # synced files already held
             acked = sorted({*synced, *(e for e in written if e[0] <= outcome.anchored)})
             result.modes[outcome.mode] += 1
             result.torn += outcome.torn
