@@ -172,6 +172,7 @@ def main(argv: list[str]) -> int:
             figures["power_cut_modes"] = modes
             figures["torn_sectors"] = sum(r.torn for r in results)
         figures[f"{kind}_restarts"] = sum(r.restarts for r in results)
+        _say(f"{kind}: {done} cuts survived in {len(results)} journals, {totals['lost']} lost")
         if done < count:
             raise StressFailure(f"only {done} of {count} {kind} cuts within the time bound")
         return results
