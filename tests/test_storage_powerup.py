@@ -8,6 +8,7 @@ bind mounts in a mount namespace of their own (``unshare``), the real CLI."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import subprocess
@@ -126,3 +127,31 @@ def test_a_foreign_sqlite_file_with_a_table_is_still_refused(tmp_path: Path) -> 
     )  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert "not a pai gow table journal" in done.stderr
+
+
+def test_power_up_erases_the_record_of_an_entry_left_in_flight_by_a_kill(tmp_path: Path) -> None:
+    """Found by `make stress` (SIGKILL chains): a kill while seq n+1 was in flight leaves the
+    anchor's record ``seq n+1, acked n`` naming an entry that never committed. Power-up accepted
+    it (in flight, docs/journal.md) but kept it; the restart's own seq n+1 — another entry — is
+    committed while its record is written, and a kill between the two left the anchor naming
+    the old entry: "rewritten or replaced", a storage fault after a plain kill. Power-up now
+    settles both slots on the journal's head before anything is appended."""
+    from controller.journal.anchor import AnchorWriter, default_anchor_path, read_anchor
+    from controller.journal.store import Journal
+
+    db = tmp_path / "j.db"
+    with Journal.open(db, table_id="T1", created_ms=0) as journal:
+        for i in range(3):
+            journal.append(i + 1, None, "power_up", {"n": i}, {}, {})
+        head = journal.last_hash
+    stale = AnchorWriter(default_anchor_path(db))  # the kill: seq 4's record, never committed
+    stale.begin(4, "ab" * 32)
+    stale.wait()
+    os.close(stale._fd)  # the process dies here: no acknowledgement, no close
+    assert read_anchor(default_anchor_path(db)).seq == 4  # type: ignore[union-attr]
+    with Journal.open(db, table_id="T1", created_ms=0) as journal:  # in flight: accepted
+        record = read_anchor(default_anchor_path(db))
+        assert record is not None and (record.seq, record.hash, record.acked) == (3, head, 3)
+        journal.append(9, None, "power_up", {"n": 9}, {}, {})
+    with Journal.open(db, table_id="T1", created_ms=0) as journal:
+        assert journal.count() == 4

@@ -182,8 +182,9 @@ class Journal:
             journal = cls._vouch(conn, p, key, anchor_path)
             if anchor_path is not None:
                 writer = AnchorWriter(anchor_path, key)
-                if journal._last_seq:
-                    writer.write(journal._last_seq, journal._last_hash)
+                # both slots: no record of an entry left in flight by a cut outlives power-up
+                head = journal._last_hash if journal._last_seq else "0" * 64
+                writer.settle(journal._last_seq, head)
             journal._anchor = writer
         except sqlite3.Error as exc:
             conn.close()
