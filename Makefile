@@ -1,6 +1,8 @@
 # make run   - the controller on a simulated table (creates .venv if missing)
 # make test  - ruff, mypy and the whole pytest suite (creates .venv if missing)
 # make bench - benchmarks in bench/, written to bench/results.json
+# make stress - (root) power cuts, SIGKILLs, storage faults, a million bad frames, 10,000 rounds
+# make stress-short - the same at a tenth of the counts (CI runs it after make test)
 # make system-deps - (root) the Debian packages the tests use as real parts
 # make lock  - regenerate deploy/requirements.lock (hashes of every runtime dependency, uv)
 # make wheelhouse - the locked wheels for a Pi (aarch64, Python 3.11) in build/wheelhouse
@@ -10,7 +12,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCK   := deploy/requirements.lock
 
-.PHONY: run test lint typecheck pytest bench clean system-deps lock wheelhouse
+.PHONY: run test lint typecheck pytest bench clean system-deps lock wheelhouse stress stress-short
 
 RUNTIME := $(VENV)/.runtime
 
@@ -54,6 +56,12 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+stress: $(STAMP)
+	$(BIN)/python -m tests.stress
+
+stress-short: $(STAMP)
+	$(BIN)/python -m tests.stress --scale 0.1
 
 system-deps:
 	bash .ci/system-deps

@@ -2,8 +2,8 @@
 ``--headless``, a scripted run that stops when the journal holds N completed rounds.
 
 Responsible only for the arguments and the exit code (0 done; 2 bad input, nothing touched, a
-journal path that cannot be used included (missing or read-only directory); 3 no
-progress; 4 storage fault; 5 the owner thread failed; 6 the journal is in use by another
+new journal's path that cannot be used included (missing or read-only directory); 3 no
+progress; 4 storage fault (an existing journal on read-only storage included); 5 the owner thread failed; 6 the journal is in use by another
 controller, nothing touched); the work is in `controller.sim.simulate`.
 Must never hold a game rule or be used on real hardware (``tablectl run``).
 """
@@ -179,7 +179,11 @@ def run_simulate(args: argparse.Namespace) -> int:
     except JournalInUse as exc:
         print(f"tablectl simulate: {exc}", file=err)
         return EXIT_IN_USE
-    except OSError as exc:  # the directory cannot take the lock file: nothing was touched
+    except OSError as exc:
+        if db.exists():  # a journal whose storage went read-only: a storage fault
+            print(f"tablectl simulate: storage fault: cannot lock the journal: {exc}", file=err)
+            return EXIT_STORAGE_FAULT
+        # the directory cannot take a new journal's lock file: nothing was touched
         print(f"tablectl simulate: journal {db}: {exc.strerror or exc}", file=err)
         return EXIT_BAD_INPUT
     try:

@@ -175,6 +175,18 @@ class AnchorWriter:
         self._idle()
         self._write(AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq)))
 
+    def settle(self, seq: int, digest: str) -> None:
+        """Power-up's catch-up: make ``(seq, digest, acked=seq)`` durable in *both* slots, one
+        after the other. A record of seq + 1 left in flight by a cut would otherwise outlive the
+        restart: the next append's seq + 1 (another entry) is committed while its own record is
+        being written, and a SIGKILL between the two left an anchor naming the old entry at that
+        seq: a storage fault ("rewritten or replaced") after a plain kill (found by
+        `make stress`)."""
+        self._idle()
+        record = AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq))
+        for slot in (seq % 2, 1 - seq % 2):  # torn at any point: the other slot stays valid
+            self._write(record, slot)
+
     def begin(self, seq: int, digest: str) -> None:
         """Start making ``(seq, digest, acked=seq-1)`` durable on the writer's thread."""
         self._post(AnchorRecord(seq, digest, seq - 1, self._mac(seq, digest, seq - 1)))
@@ -257,9 +269,10 @@ class AnchorWriter:
             error, self._error = self._error, None
             raise error
 
-    def _write(self, record: AnchorRecord) -> None:
+    def _write(self, record: AnchorRecord, slot: int | None = None) -> None:
         try:
-            os.pwrite(self._fd, _slot_text(record), (record.seq % 2) * SLOT)
+            where = record.seq % 2 if slot is None else slot
+            os.pwrite(self._fd, _slot_text(record), where * SLOT)
             os.fdatasync(self._fd)
         except OSError as exc:
             raise AnchorError(

@@ -160,6 +160,18 @@ def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
+def is_empty_database(conn: sqlite3.Connection) -> bool:
+    """True for an SQLite file that holds nothing at all: no table, index or trigger, no
+    application_id, no user_version. A power cut during a journal's very first power-up leaves
+    one (the switch to WAL mode was synced, the schema's transaction was not): it is a journal
+    never written, to be created like a missing file, not "another program's file"."""
+    return bool(
+        conn.execute("PRAGMA application_id").fetchone()[0] == 0
+        and conn.execute("PRAGMA user_version").fetchone()[0] == 0
+        and conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    )
+
+
 def schema_problems(conn: sqlite3.Connection) -> list[str]:
     """Why the database on ``conn`` is not our journal at `SCHEMA_VERSION` (empty if it is).
 

@@ -29,7 +29,13 @@ from controller.journal.anchor import (
     judge,
     read_anchor,
 )
-from controller.journal.audit import VerifyReport, export, schema_problems, verify
+from controller.journal.audit import (
+    VerifyReport,
+    export,
+    is_empty_database,
+    schema_problems,
+    verify,
+)
 from controller.journal.format import (
     APPLICATION_ID,
     JSON,
@@ -159,6 +165,12 @@ class Journal:
             raise JournalError(f"{p}: cannot open: {exc}") from exc
         writer: AnchorWriter | None = None
         try:
+            if not new and is_empty_database(conn):
+                # a power cut during the first power-up: WAL mode reached the disk, the schema
+                # did not. Nothing was ever committed: create it, as for a missing file
+                new = True
+                if anchor_path is not None:
+                    cls._check_new_against_anchor(p, anchor_path)
             if new:
                 cls._create_schema(conn, p, table_id, created_ms, asset_number, config, key)
             else:
@@ -170,8 +182,9 @@ class Journal:
             journal = cls._vouch(conn, p, key, anchor_path)
             if anchor_path is not None:
                 writer = AnchorWriter(anchor_path, key)
-                if journal._last_seq:
-                    writer.write(journal._last_seq, journal._last_hash)
+                # both slots: no record of an entry left in flight by a cut outlives power-up
+                head = journal._last_hash if journal._last_seq else "0" * 64
+                writer.settle(journal._last_seq, head)
             journal._anchor = writer
         except sqlite3.Error as exc:
             conn.close()

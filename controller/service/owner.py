@@ -437,8 +437,8 @@ class Owner:
         if self._training:
             data["training"] = True
         self._process(Event("power_up", data))
-        if self._storage_fault:
-            return
+        if self._storage_fault:  # the power-up entry itself did not commit (disk full, ...)
+            raise StorageFault(f"{path}: storage fault at power-up: {self._storage_fault}")
         self._approve_software(software)
         outputs = self._machine.outputs()
         self._apply([e for e in outputs if e.TYPE not in OWNER_EFFECTS], [])

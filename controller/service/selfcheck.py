@@ -33,7 +33,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from controller.journal.audit import connect_read_only, schema_problems
+from controller.journal.audit import connect_read_only, is_empty_database, schema_problems
 from controller.journal.format import JournalError
 
 
@@ -241,7 +241,8 @@ def check_storage(
 ) -> list[str]:
     """Problems with the journal's storage at ``path`` (empty list = usable).
 
-    A missing file is not a problem (power-up creates it) as long as its directory exists.
+    A missing file is not a problem (power-up creates it) as long as its directory exists; nor
+    is an empty SQLite file (`is_empty_database`: a power cut during the first power-up).
     Otherwise: SQLite ``integrity_check`` of the whole file (``full``) or ``quick_check`` of the
     small tables (``meta``, ``state``, ``meters``: what power-up reads, at a cost independent of
     the journal's length), that the file is our journal at the current schema, and at least
@@ -262,6 +263,8 @@ def check_storage(
     except (JournalError, sqlite3.Error) as exc:
         return [*problems, f"{p}: cannot open: {exc}"]
     try:
+        if is_empty_database(conn):  # never written (a cut during the first power-up): new
+            return problems
         schema = schema_problems(conn)
         checks = (
             ["PRAGMA integrity_check"]

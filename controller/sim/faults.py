@@ -3,9 +3,11 @@
 SPEC is comma-separated ``KIND[=VALUE]@ROUND``: ``shuffler-count=52@3`` (the shuffle for round 3
 counts 52 cards), ``shoe-jam@5`` (the shoe jams dealing round 5), ``shoe-silent@7`` (the shoe
 stops answering while dealing round 7), ``shuffler-silent@2``, ``garbage@4`` (garbage bytes on
-the shoe's line during round 4). At run time a trainer (the page, the console) injects one now
-with `parse_fault_now` (``KIND[=VALUE]``, also the kinds of `RUNTIME_KINDS`): it bites at the
-device's next use. Responsible only for the plan: the simulated devices ask `FaultPlan.take`
+the shoe's line during round 4), ``shoe-misdeal@6``, ``shoe-empty@8`` (the shoe holds no card
+when round 8 deals), ``shoe-unplug@9`` / ``shuffler-unplug@3`` (the device's port disappears and
+comes back when the technician repairs it). At run time a trainer (the page, the console) injects
+one now with `parse_fault_now` (``KIND[=VALUE]``, also the kinds of `RUNTIME_KINDS`): it bites at
+the device's next use. Responsible only for the plan: the simulated devices ask `FaultPlan.take`
 whether a fault is due. Must never touch a device or the journal itself.
 """
 
@@ -23,6 +25,10 @@ KINDS: dict[str, str] = {
     "shoe-silent": "the shoe stops answering while dealing",
     "shuffler-silent": "the shuffler stops answering while shuffling",
     "garbage": "garbage bytes on the shoe's serial line",
+    "shoe-misdeal": "the shoe reports a misdeal (a stack short of a card) while dealing",
+    "shoe-empty": "the shoe runs out of cards while dealing (it reports EMPTY)",
+    "shoe-unplug": "the shoe's port disappears while dealing and returns at the repair",
+    "shuffler-unplug": "the shuffler's port disappears while shuffling and returns at the repair",
     # with --tables N --linked (controller/link/simrun.py): the link's outages
     "link-down": "the link controller stops for 3 s (--tables N --linked)",
     "nats-down": "the NATS server stops for 3 s, its stream kept (--tables N --linked)",

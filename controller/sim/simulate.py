@@ -351,6 +351,8 @@ def play(
         ):
             print(_status_line(snap), file=out, flush=True)
             shown_state = snap.state
+        if snap.rounds_completed != last_rounds:
+            service.pins.forget_history()  # MockPin keeps every change: trimmed once a round
         last_rounds = snap.rounds_completed
         service.faults.arm(snap.state, snap.round_id)
         if snap.state == "Fault":

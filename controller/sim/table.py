@@ -67,6 +67,15 @@ class MockPins:
     def shake(self) -> None:
         self._pulse(self._pins.shaker)
 
+    def forget_history(self) -> None:
+        """Drop the state history every MockPin keeps (gpiozero's ``MockPin.states`` gets one
+        entry per change, for tests' ``assert_states``, and is never trimmed): without this a
+        long simulation grows by about 1.3 KiB a round."""
+        for pin in list(getattr(self._factory, "pins", {}).values()):
+            clear = getattr(pin, "clear_states", None)
+            if clear is not None:
+                clear()
+
     def light_levels(self) -> tuple[bool, ...]:
         """The output level of each acceptor light pin (for tests and the status line)."""
         return tuple(bool(self._factory.pin(n).state) for n in self._pins.acceptor_lights)
@@ -87,8 +96,8 @@ class PtyFaults:
     Settlement, JackpotPending; or the closed table for round 1), a shoe or line fault in
     Betting / LockedOut of round R."""
 
-    SHUFFLER_KINDS = ("shuffler-count", "shuffler-silent")
-    SHOE_KINDS = ("shoe-jam", "shoe-silent", "garbage")
+    SHUFFLER_KINDS = ("shuffler-count", "shuffler-silent", "shuffler-unplug")
+    SHOE_KINDS = ("shoe-jam", "shoe-silent", "garbage", "shoe-misdeal", "shoe-empty", "shoe-unplug")
     LATE_STATES = frozenset({"Open_Play", "Open_Settlement", "Open_JackpotPending"})
     EARLY_STATES = frozenset({"Open_Betting", "Open_LockedOut"})
 
@@ -117,6 +126,9 @@ class PtyFaults:
             return
         if fault.kind == "garbage":
             self._sim.inject("garbage", "shoe")
+        elif fault.kind == "shoe-empty":  # the cards run out: nothing to clear at the repair
+            self._sim.deck.take(self._sim.deck.remaining)
+            return
         else:
             self._sim.inject(fault.kind, fault.value)
         self.injected.append(fault.kind)
