@@ -2,9 +2,10 @@
 ``--headless``, a scripted run that stops when the journal holds N completed rounds.
 
 Responsible only for the arguments and the exit code (0 done; 2 bad input, nothing touched, a
-new journal's path that cannot be used included (missing or read-only directory); 3 no
-progress; 4 storage fault (an existing journal on read-only storage included); 5 the owner thread failed; 6 the journal is in use by another
-controller, nothing touched); the work is in `controller.sim.simulate`.
+new journal's path that cannot be used included (missing or read-only directory); 3 no progress;
+4 storage fault (an existing journal on read-only storage included); 5 the owner thread failed;
+6 the journal is in use by another controller, nothing touched); the work is in
+`controller.sim.simulate`.
 Must never hold a game rule or be used on real hardware (``tablectl run``).
 """
 
