@@ -44,7 +44,7 @@ class _Request:
 #: While the device holds a fault it reported (a jam), its status is asked this often (seconds).
 HELD_POLL_S = 1.0
 #: How often the line's noise counters are compared with its rate (seconds).
-NOISE_CHECK_S = 0.25
+NOISE_CHECK_S = 0.05
 
 
 @dataclass(frozen=True)

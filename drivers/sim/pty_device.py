@@ -3,9 +3,10 @@
 Opens a pty (``os.openpty``), points a stable symlink (e.g. ``<dir>/paigow-shoe``) at the slave so
 the controller opens it with pyserial like a udev name, runs a device-side ``Link`` and hands
 delivered messages to the device logic. Injects line faults: ``silent`` (reads and answers
-nothing), ``garbage`` (random bytes between frames), ``unplug``/``replug`` (the pty vanishes, a
-new one appears under the same name, the device restarts its link). It must never decide what a
-message means: the device logic (shoe_sim, shuffler_sim) does.
+nothing), ``garbage`` (a noisy line: random bytes between frames, a first burst past the
+controller's default noise limit, then more at every turn of the loop), ``unplug``/``replug``
+(the pty vanishes, a new one appears under the same name, the device restarts its link). It must
+never decide what a message means: the device logic (shoe_sim, shuffler_sim) does.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from drivers.serial.link import Delivered, Link, LinkConfig
 DEVICE_LINK = LinkConfig(
     ack_timeout=0.05, max_retries=4, heartbeat_interval=None, silence_timeout=None, idle_flush=0.02
 )
+
+
+#: Bytes of the first burst of a ``garbage`` fault (past the controller's default noise limit).
+GARBAGE_FIRST_BURST = 48
 
 
 class DeviceLogic(Protocol):
@@ -51,7 +56,7 @@ class PtyDevice:
         self.path = path
         self.logic = logic
         self.silent = False
-        self.garbage = False
+        self._garbage = False
         self._rng = random.Random(seed)
         self._link_config = link_config
         self._tick = tick
@@ -63,6 +68,16 @@ class PtyDevice:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._last_garbage = 0.0
+
+    @property
+    def garbage(self) -> bool:
+        """Whether the line is noisy (the ``garbage`` fault)."""
+        return self._garbage
+
+    @garbage.setter
+    def garbage(self, on: bool) -> None:
+        self._garbage = on
+        self._last_garbage = 0.0  # each injection starts with the first, large burst
 
     def _new_link(self) -> Link:
         self._session += 1
@@ -151,8 +166,11 @@ class PtyDevice:
                         link.send(msg_type, payload, now)
             out = link.take_output()
             if self.garbage and now - self._last_garbage >= 0.01:
+                # the line turns noisy at once: more than the default LINE_NOISE limit (32
+                # damaged bytes in 10 s, drivers/serial/noise.py) in the first burst
+                size = GARBAGE_FIRST_BURST if not self._last_garbage else self._rng.randint(1, 24)
                 self._last_garbage = now
-                burst = bytes(self._rng.randrange(256) for _ in range(self._rng.randint(1, 24)))
+                burst = bytes(self._rng.randrange(256) for _ in range(size))
                 out = burst + out
             if out:
                 self._write(master, out)
