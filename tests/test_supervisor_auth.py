@@ -19,6 +19,7 @@ from controller.console.server import REFUSAL_EVENT, REQUESTS
 #: Arguments that pass each request's own checks (the PIN is what is refused).
 ARGS: dict[str, list[str]] = {
     "resolve-chips": ["none"],
+    "side-wagers": ["none"],
     "validate-hit": ["1"],
     "void-hit": ["1", "reason"],
     "void-draw": ["reason"],

@@ -13,6 +13,7 @@ import json
 import sys
 from typing import Any
 
+from controller.cli.args import seconds, whole
 from controller.journal.reports import ReportError, dollars, parse_time
 
 
@@ -24,7 +25,9 @@ def register(sub: Any) -> None:
     ing.add_argument("--pg", required=True, help="the PostgreSQL connection string (libpq DSN)")
     stop = ing.add_mutually_exclusive_group()
     stop.add_argument("--once", action="store_true", help="stop once nothing new arrives")
-    stop.add_argument("--until-idle", type=float, metavar="SECONDS", help="stop after S idle")
+    stop.add_argument(
+        "--until-idle", type=seconds(0.0, 86400.0), metavar="SECONDS", help="stop after S idle"
+    )
     ing.add_argument("--tls-ca", help="CA file for tls:// servers")
     ing.add_argument("--tls-cert", help="client certificate (with --tls-key)")
     ing.add_argument("--tls-key", help="client key")
@@ -37,7 +40,9 @@ def register(sub: Any) -> None:
     rep.add_argument("--json", action="store_true", help="one JSON document on stdout")
     rep.add_argument("--from", dest="start", help="window start: ISO-8601 UTC or ms since epoch")
     rep.add_argument("--to", dest="end", help="window end, exclusive")
-    rep.add_argument("--limit", type=int, default=25, help="hits: the floor's last N (0 = all)")
+    rep.add_argument(
+        "--limit", type=whole(0, 1_000_000), default=25, help="hits: the floor's last N (0 = all)"
+    )
     rep.set_defaults(func=run_report)
 
 

@@ -20,6 +20,7 @@ import sys
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
+from controller.cli.args import whole
 from controller.config import ConfigError
 
 KINDS = ("house-way", "settle", "progressive")
@@ -28,7 +29,11 @@ KINDS = ("house-way", "settle", "progressive")
 def register(sub: Any) -> None:
     p = sub.add_parser("drill", help="a dealer drill: house way, settlement, progressive pay")
     p.add_argument("kind", choices=KINDS)
-    p.add_argument("--number", type=int, help="the drill's number (default: a new one)")
+    p.add_argument(
+        "--number",
+        type=whole(0, 2**63 - 1, "a drill number"),
+        help="the drill's number (default: a new one)",
+    )
     p.add_argument("--config", metavar="PATH", help="table configuration (default: simulated)")
     p.add_argument("--json", action="store_true", help="the drill and the answer as JSON")
     p.set_defaults(func=run)

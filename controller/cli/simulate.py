@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from controller.cli import args as types
+from controller.cli.args import whole
 from controller.config import ConfigError
 from controller.journal.format import JournalError, StorageFault
 from controller.sim.actors import parse_people
@@ -90,7 +91,7 @@ def register(sub: Any) -> None:
     )
     p.add_argument(
         "--tables",
-        type=int,
+        type=whole(1, 1000, "a number of tables"),
         metavar="N",
         help="with --headless --linked: N simulated tables on one linked pool (docs/link.md)",
     )

@@ -284,6 +284,7 @@ class LinkedTable:
     def to_settlement(self) -> None:
         self.ev("lockout_pressed")
         self.ev("chips_confirmed")
+        self.ev("rng_activated")  # the dealer activates the RNG (NY 5324.41(h)(8)(ii))
         wait_for(lambda: self.state == "Open_Dealing", what="the RNG draw")
         self.ev("dealt", remaining=4)
         self.ev("play_complete")

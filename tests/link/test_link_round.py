@@ -61,6 +61,7 @@ def test_controller_lost_linked_wager_unplayable_base_game_goes_on() -> None:
     # the base game goes on: no progressive wager this round
     assert t.refused(t.ev("lockout_pressed")) is None
     t.ev("chips_confirmed")
+    t.ev("rng_activated")  # the dealer activates the RNG (NY 5324.41(h)(8)(ii))
     t.ev("dealt", remaining=4)
     t.ev("play_complete")
     assert t.m.state in ("Open_Betting", "Open_Shuffling")
@@ -77,6 +78,7 @@ def test_a_linked_hit_is_paid_the_locked_amount_only_once_locked() -> None:
     t.ev("chip_detected", position=2)
     t.ev("lockout_pressed")
     t.ev("chips_confirmed")
+    t.ev("rng_activated")  # the dealer activates the RNG (NY 5324.41(h)(8)(ii))
     t.ev("dealt", remaining=4)
     t.ev("play_complete")
     t.ev("progressive_outcome", position=2, line=JACKPOT)
