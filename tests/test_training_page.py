@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -19,6 +20,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Playwright
@@ -29,6 +31,19 @@ from fsm.rules.houseway import HouseWay
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 TRAINER_PIN = "1234"  # controller/data/simulated-table.toml: training only
+PICTURES = ROOT / "docs" / "img"
+
+
+def _picture(page: Any, name: str, tmp: Path) -> None:
+    """A screenshot for the operator guide (docs/img/NAME.png): always made and checked to be a
+    PNG; written into docs/img/ only when missing or with ``PAGE_PICTURES=1``."""
+    shot = tmp / f"{name}.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    target = PICTURES / f"{name}.png"
+    if os.environ.get("PAGE_PICTURES") == "1" or not target.exists():
+        PICTURES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, target)
 
 
 def _need_browser() -> None:
@@ -131,6 +146,7 @@ def test_house_way_drill_at_the_page_is_judged_with_the_house_ways_reason(
         page.fill("#drill input[name=low]", format_cards(decision.setting.low))
         page.click("#drill-check")
         page.wait_for_selector("#drill-verdict.good:has-text('Correct.')")
+        _picture(page, "guide-training", _db.parent)
     finally:
         browser.close()
         play.stop()
@@ -170,6 +186,12 @@ def test_person_supervisor_validates_a_practice_royal_flush_at_the_page_with_a_p
         )
         validated = _entries(db, "hit_validated")
         assert [(v["position"], v["supervisor"]) for v in validated] == [(3, "trainer")]
+        # a fault injected from the page waits for the person supervisor, shown with its code
+        page.select_option("#fault-kind", "shoe-jam")
+        page.click("#fault-form button[type=submit]")
+        page.wait_for_selector("#state-words[data-state='Fault']", timeout=90_000)
+        _picture(page, "guide-fault", db.parent)
+        assert any(e["code"] == "SHOE_JAM" for e in _entries(db, "fault_raised"))
         people = [e for e in _entries(db, "training") if e["action"] == "people"]
         assert people[-1]["people"] == ["supervisor"]
     finally:

@@ -8,6 +8,7 @@
   const section = $("training");
   let filled = false;
   let drill = null;
+  let choosing = false;  // the person is ticking roles: frames never undo a tick before "Set"
 
   function note(text, bad) {
     const p = $("training-state");
@@ -44,7 +45,7 @@
         .catch(() => { filled = false; });
     }
     const form = $("people-form");
-    if (!form.contains(document.activeElement)) {
+    if (!choosing && !form.contains(document.activeElement)) {
       for (const box of form.querySelectorAll("input[name=role]")) box.checked = t.people.includes(box.value);
     }
     const who = t.roles.map((r) => `${r}: ${t.people.includes(r) ? "person" : "scripted"}`).join(", ");
@@ -60,10 +61,11 @@
     return res;
   }
 
+  $("people-form").addEventListener("change", () => { choosing = true; });
   $("people-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const people = [...ev.target.querySelectorAll("input[name=role]:checked")].map((b) => b.value);
-    train({ action: "people", people });
+    train({ action: "people", people }).finally(() => { choosing = false; });
   });
   $("fault-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
