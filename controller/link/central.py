@@ -38,7 +38,6 @@ from controller.journal.reports import (
 )
 from controller.link.messages import (
     ASSET_HEADER,
-    DUPLICATE_WINDOW_S,
     STREAM,
     STREAM_SUBJECTS,
     TOKEN,
@@ -50,6 +49,7 @@ from controller.link.messages import (
     recomputed_hash,
     table_of_subject,
 )
+from controller.link.messages import ensure_stream as messages_ensure_stream
 
 DURABLE = "central"
 #: A message not ack'd within this time is redelivered (an ingest killed between commit and ack).
@@ -319,21 +319,7 @@ class Ingest:
 
 async def ensure_stream(js: Any) -> None:
     """The stream as the shippers make it, when no table has shipped yet."""
-    from nats.js import api
-    from nats.js.errors import NotFoundError
-
-    try:
-        await js.stream_info(STREAM)
-    except NotFoundError:
-        await js.add_stream(
-            api.StreamConfig(
-                name=STREAM,
-                subjects=[STREAM_SUBJECTS],
-                storage=api.StorageType.FILE,
-                retention=api.RetentionPolicy.LIMITS,
-                duplicate_window=DUPLICATE_WINDOW_S,
-            )
-        )
+    await messages_ensure_stream(js)
 
 
 # ---------------------------------------------------------------------------------- reports

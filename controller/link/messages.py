@@ -156,3 +156,24 @@ def movements(entry: Entry, level: str) -> list[Mapping[str, Any]]:
         and e.get("level") == level
         and e.get("kind") in ("contribution", "reversal")
     ]
+
+
+async def ensure_stream(js: Any, replicas: int = 1) -> None:
+    """The tables' journal stream (`STREAM`), made as the shippers expect when it is missing:
+    the one definition the link controller and central ingest share."""
+    from nats.js import api
+    from nats.js.errors import NotFoundError
+
+    try:
+        await js.stream_info(STREAM)
+    except NotFoundError:
+        await js.add_stream(
+            api.StreamConfig(
+                name=STREAM,
+                subjects=[STREAM_SUBJECTS],
+                storage=api.StorageType.FILE,
+                retention=api.RetentionPolicy.LIMITS,
+                duplicate_window=DUPLICATE_WINDOW_S,
+                num_replicas=replicas,
+            )
+        )

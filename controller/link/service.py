@@ -35,7 +35,6 @@ from controller.journal.format import JSON, Entry
 from controller.journal.store import Journal
 from controller.link.config import ControllerConfig
 from controller.link.messages import (
-    DUPLICATE_WINDOW_S,
     KV_BUCKET,
     STREAM,
     STREAM_SUBJECTS,
@@ -45,6 +44,7 @@ from controller.link.messages import (
     confirm_subject,
     decode_entry,
     effects_of,
+    ensure_stream,
     hit_subject,
     movements,
     table_of_subject,
@@ -202,21 +202,8 @@ class LinkController:
 
     async def _setup(self, js: Any) -> Any:
         from nats.js import api
-        from nats.js.errors import NotFoundError
 
-        try:
-            await js.stream_info(STREAM)
-        except NotFoundError:
-            await js.add_stream(
-                api.StreamConfig(
-                    name=STREAM,
-                    subjects=[STREAM_SUBJECTS],
-                    storage=api.StorageType.FILE,
-                    retention=api.RetentionPolicy.LIMITS,
-                    duplicate_window=DUPLICATE_WINDOW_S,
-                    num_replicas=self.cfg.replicas,
-                )
-            )
+        await ensure_stream(js, self.cfg.replicas)
         try:
             self._kv = await js.key_value(KV_BUCKET)
         except Exception:
