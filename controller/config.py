@@ -228,6 +228,18 @@ class TableConfig:
         assert isinstance(driver, ShufflerConfig)
         return driver
 
+    def _web_line(self) -> str:
+        w = self.web
+        if not w.enabled:
+            return "disabled (tablectl run serves no page)"
+        acts = (
+            f"supervisor actions after sign-in{' with the key switch' if w.require_key else ''}, "
+            f"sessions end {w.session_minutes} min after their last use"
+            if w.actions
+            else "read-only (no sign-in)"
+        )
+        return f"http://{w.host}:{w.port}/, {acts}"
+
     def summary(self) -> list[str]:
         """Human-readable lines describing the configuration (``tablectl config check``)."""
         g = self.game
@@ -254,6 +266,7 @@ class TableConfig:
             f"bonus wagers: {', '.join(self.bonus.offered if self.bonus else ()) or 'none'}",
             f"journal: {self.journal_path}",
             f"console: {self.console.socket if self.console.enabled else 'disabled'}",
+            f"web: {self._web_line()}",
             f"supervisors: {len(self.supervisors)} ({', '.join(sorted(self.supervisors))})",
             f"link: pool {self.link.pool} via {', '.join(self.link.connection.servers)} "
             f"(linked wager unplayable after {self.link.timeout_s:g} s without the controller)"

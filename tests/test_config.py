@@ -375,3 +375,24 @@ def test_any_section_content_gives_config_error_never_a_crash(section: str, body
     except ConfigError as exc:
         assert exc.problems
         assert all(isinstance(p, str) and p for p in exc.problems)
+
+
+def test_config_check_names_where_the_page_listens_and_what_it_allows(tmp_path: Path) -> None:
+    """``tablectl config check`` shows every section it read, [web] included (docs/web.md)."""
+    text = EXAMPLE.read_text().replace("enabled = false\nhost", "enabled = true\nhost", 1)
+    text = text.replace("port = 8080", "port = 8181", 1).replace(
+        "require_key = false", "require_key = true", 1
+    )
+    path = tmp_path / "t.toml"
+    path.write_text(text)
+    done = subprocess.run(
+        [*TABLECTL, "config", "check", str(path)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.returncode == 0, done.stderr
+    line = next(x for x in done.stdout.splitlines() if x.strip().startswith("web:"))
+    assert "http://127.0.0.1:8181/" in line
+    assert "key switch" in line
+    off = subprocess.run(
+        [*TABLECTL, "config", "check", str(EXAMPLE)], capture_output=True, text=True, cwd=ROOT
+    )
+    assert "web: disabled" in off.stdout
