@@ -163,6 +163,41 @@ def test_acknowledged_command_without_answer_is_a_response_timeout(tmp_path: Pat
         device.stop()
 
 
+class _Stunned:
+    """A shoe whose link acknowledges every frame but whose logic answers nothing until woken."""
+
+    def __init__(self) -> None:
+        self.inner = ShoeSim(SimDeck())
+        self.awake = False
+
+    def handle(self, msg_type: int, payload: bytes) -> list[tuple[int, bytes]]:
+        return self.inner.handle(msg_type, payload) if self.awake else []
+
+
+def test_an_unanswered_command_stays_in_the_fault_set_until_the_device_answers_again(
+    tmp_path: Path,
+) -> None:
+    """Issue 12: a fault clears only when its device reports healthy. RESPONSE_TIMEOUT is held
+    (the supervisor cannot clear it) and the adapter's own status polls, unanswered, neither
+    repeat it nor release it; the first answer of the device releases it."""
+    logic = _Stunned()
+    events, shoe, device = _run_shoe(logic, tmp_path)
+    try:
+        shoe.dispense(7, 7)
+        fault = wait_for(events, lambda e: e.type == "fault_raised")
+        assert fault.data["code"] == faults.RESPONSE_TIMEOUT and fault.data.get("held") is True
+        time.sleep(2.5)  # two of the adapter's status polls (1 s each) time out unanswered
+        later = list(events.queue)
+        assert not [e for e in later if e.type == "device_recovered"], later
+        assert not [e for e in later if e.type == "fault_raised"], later
+        logic.awake = True
+        back = wait_for(events, lambda e: e.type == "device_recovered")
+        assert back.data == {"device": "shoe", "code": faults.RESPONSE_TIMEOUT}
+    finally:
+        shoe.stop()
+        device.stop()
+
+
 def test_malformed_answer_is_a_protocol_error_naming_the_message(tmp_path: Path) -> None:
     events, shoe, device = _run_shoe(_Garbled(), tmp_path)
     try:

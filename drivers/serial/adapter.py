@@ -110,6 +110,9 @@ class DeviceAdapter:
         self._next_tag = 1
         self._comm_fault: str | None = None
         self._device_fault: str | None = None
+        #: COMMAND_NOT_DELIVERED / RESPONSE_TIMEOUT posted and held: the device is healthy
+        #: again only once a message of its own arrives (a status answer, say)
+        self._unanswered: set[str] = set()
         self._last_poll = 0.0
         self._noise: NoiseRate | None = None  # made at the first tick (the port's counters)
         self._noise_config = noise or NoiseConfig()
@@ -180,6 +183,26 @@ class DeviceAdapter:
     def _recovered(self, code: str) -> None:
         self._post(Event("device_recovered", {"device": self.device, "code": code}))
 
+    def _unanswered_fault(self, code: str, detail: str, *, repeat: bool = True) -> None:
+        """A command not delivered or not answered: held in the fault set until the device
+        sends a message again (``_answered``). ``repeat`` False: not posted again while held
+        (the adapter's own status polls)."""
+        with self._lock:
+            if not repeat and code in self._unanswered:
+                return
+            self._unanswered.add(code)
+        self._fault(code, detail, held=True)
+
+    def _answered(self) -> None:
+        """A message from the device: it answers again, so its held not-delivered and
+        not-answered faults leave the fault set."""
+        with self._lock:
+            if not self._unanswered:
+                return
+            codes, self._unanswered = sorted(self._unanswered), set()
+        for code in codes:
+            self._recovered(code)
+
     def _comm_lost(self, code: str, detail: str) -> None:
         with self._lock:
             if self._comm_fault is not None:
@@ -227,6 +250,7 @@ class DeviceAdapter:
     def on_link_event(self, event: LinkEvent, now: float) -> None:
         if isinstance(event, Delivered):
             name = protocol.NAMES.get(event.type, f"type 0x{event.type:02X}")
+            self._answered()
             try:
                 self._on_message(event.type, event.payload)
             except protocol.ProtocolError as exc:
@@ -242,7 +266,9 @@ class DeviceAdapter:
                 req = self._pending.pop(tag, None) if tag is not None else None
             if req is not None and req.kind != "status":
                 name = protocol.NAMES.get(req.msg_type, hex(req.msg_type))
-                self._fault(faults.COMMAND_NOT_DELIVERED, f"{name} not delivered: {event.reason}")
+                self._unanswered_fault(
+                    faults.COMMAND_NOT_DELIVERED, f"{name} not delivered: {event.reason}"
+                )
         elif isinstance(event, PeerSilent):
             self._comm_lost(faults.LINK_TIMEOUT, f"no answer for {event.silent_for:.1f} s")
         elif isinstance(event, PeerAlive):
@@ -265,10 +291,10 @@ class DeviceAdapter:
             for tag, _ in expired:
                 del self._pending[tag]
             link_down = self._comm_fault is not None
-            # a held device fault is polled (once a second) until a status shows it cleared:
-            # nobody else asks, and the fault set waits on that answer
+            # a held device fault (or a held unanswered command) is polled once a second until
+            # a status shows it cleared: nobody else asks, and the fault set waits on that answer
             poll = (
-                self._device_fault is not None
+                (self._device_fault is not None or bool(self._unanswered))
                 and not link_down
                 and now - self._last_poll >= HELD_POLL_S
                 and not any(r.kind == "status" for r in self._pending.values())
@@ -285,8 +311,10 @@ class DeviceAdapter:
             if req.kind == "status" and link_down:
                 continue  # already reported as LINK_TIMEOUT / PORT_LOST
             name = protocol.NAMES.get(req.msg_type, hex(req.msg_type))
-            self._fault(
-                faults.RESPONSE_TIMEOUT, f"no answer to {name} within {self._timeouts[req.kind]} s"
+            self._unanswered_fault(
+                faults.RESPONSE_TIMEOUT,
+                f"no answer to {name} within {self._timeouts[req.kind]} s",
+                repeat=req.kind != "status",  # the round learns of every command it sent
             )
 
     def _check_noise(self, now: float) -> None:

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
-# Communication faults (any serial device). Cleared from our side by `device_recovered`.
+# Communication faults (any serial device), held in the fault set until the device answers again
+# (`device_recovered`); PROTOCOL_ERROR alone is cleared by a supervisor.
 LINK_TIMEOUT: Final = "LINK_TIMEOUT"  # no valid frame from the device past its silence timeout
 PORT_LOST: Final = "PORT_LOST"  # the serial port vanished or cannot be opened (USB unplugged)
 COMMAND_NOT_DELIVERED: Final = "COMMAND_NOT_DELIVERED"  # retries exhausted / device silent

@@ -100,8 +100,12 @@ def _device_case(
     recovered = [r[0] for r in rows if r[2] == "device_recovered"]
     if raised[0][3]["code"] in SILENT | {"PORT_LOST"}:
         first_clear = min(seq for seq in cleared if seq > raised[0][0])
-        if not recovered or min(recovered) > first_clear:
+        if not recovered or min(recovered) > first_clear:  # issue 12: the per-device fault set
             result.cleared_before_recovery.append(spec)
+            raise StressFailure(
+                f"{where}: the fault at seq {raised[0][0]} was cleared at seq {first_clear}, "
+                "before its device answered again"
+            )
     result.specs.append(spec)
 
 
