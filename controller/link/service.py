@@ -242,8 +242,8 @@ class LinkController:
 
         try:
             msgs = await sub.fetch(self.cfg.batch, timeout=0.05)
-        except nats.errors.TimeoutError:
-            return
+        except (TimeoutError, nats.errors.TimeoutError):  # nothing within the timeout (nats-py
+            return  # raises a plain asyncio.TimeoutError when its deadline passed before the pull)
         parts: dict[str, dict[str, Any]] = {}
         heads = dict(self.heads)
         later: list[Any] = []

@@ -102,3 +102,34 @@ def _try(url: str, entry: Entry) -> bool:
     except Exception:
         return False
     return True
+
+
+def test_an_idle_fetch_past_its_deadline_is_nothing_yet_not_an_outage(
+    tmp_path: Path, nats: NatsServer
+) -> None:
+    """nats-py's pull fetch raises a plain ``asyncio.TimeoutError`` (not its own
+    ``nats.errors.TimeoutError``) when its deadline passed before it could make the lingering
+    request — an event loop busy for longer than the fetch's 50 ms. The consumer takes it as
+    "no entry yet", as central ingest does, never as an outage of the server (which would stall
+    consumption with a back-off and log it as a failure)."""
+    import time
+
+    import nats as nats_py
+
+    from controller.link.service import LinkController
+
+    cfg = load_controller_config(controller_toml(tmp_path / "link.toml", nats.url, {"T1": 70001}))
+
+    async def main() -> None:
+        ctl = LinkController(cfg)
+        nc = await nats_py.connect(**cfg.connection.options())
+        try:
+            sub = await ctl._setup(nc.jetstream())
+            # the loop busy past the fetch's deadline, once the fetch has started
+            asyncio.get_running_loop().call_soon(time.sleep, 0.3)
+            await ctl._consume(sub)  # nothing in the stream: returns, raises nothing
+        finally:
+            await nc.close()
+            ctl.state.close()
+
+    asyncio.run(main())
