@@ -90,6 +90,27 @@ def test_queue_is_the_same_after_a_restart_because_it_is_a_fold_of_the_journal()
     assert a == b and codes(a) == [0x17, 0x51]
 
 
+def linked_wager(playable: bool, linked: bool = True) -> dict[str, Any]:
+    return {"type": "linked_wager", "pool": "P1", "level": "progressive", "playable": playable,
+            "linked": linked}  # fmt: skip
+
+
+def test_the_linked_wager_unplayable_raises_53_and_playable_again_nothing() -> None:
+    """NY 5321.18(c), NJ 13:69E-1.39B(d),(e) over SAS (docs/sas.md): 53 "no progressive
+    information" each time the linked wager becomes unplayable; nothing when it is playable
+    again (SAS has no such code); 3C when the table is linked or unlinked (its options)."""
+    f = FloorFold()
+    f = entry(f, 1, "link_state", linked_wager(True))  # first linked, reachable
+    f = entry(f, 2, "link_state", linked_wager(False))  # the link controller lost
+    f = entry(f, 3, "link_state", linked_wager(True))  # confirmed again
+    f = entry(f, 4, "link_state", linked_wager(False))
+    f = entry(f, 5, "link_state", linked_wager(True, linked=False))  # unlinked
+    f = entry(f, 6, "link_state", linked_wager(False))  # linked again, out of reach
+    assert codes(f) == [0x3C, 0x53, 0x53, 0x3C, 0x3C, 0x53]
+    # a link_state that changes nothing has no linked_wager effect and raises nothing
+    assert codes(entry(f, 7, "link_state", {"type": "acceptors", "armed": False})) == codes(f)
+
+
 # --------------------------------------------------------------------------- responder
 def snap(**view: Any) -> PublicSnapshot:
     meters = {"progressive": {"wagered_cents": 123456, "progressive_in": 321, "wins": 4,

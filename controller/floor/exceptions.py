@@ -10,8 +10,10 @@ delivered again (at least once, never never).
 What raises what (docs/sas.md): ``power_up`` 17; ``config_changed`` 3C; a ``fault`` effect 20,
 and 86 when the table goes out of service (the first fault until a ``fault_cleared`` effect),
 whoever raised it (a device, or the machine at a timeout); ``hit_pending`` 51 (handpay pending);
-``pay`` 54 (progressive win); ``hit_validated`` / ``hit_voided`` 52 (handpay reset). A rejected
-event raises nothing. The queue keeps ``capacity`` (at least 20) exceptions; one more is dropped
+``pay`` 54 (progressive win); ``hit_validated`` / ``hit_voided`` 52 (handpay reset); a
+``linked_wager`` effect (the linked progressive's playability changed) 53 (no progressive
+information) when it is unplayable, nothing when it is playable again, and 3C (options changed)
+when the table was linked or unlinked. A rejected event raises nothing. The queue keeps ``capacity`` (at least 20) exceptions; one more is dropped
 and 70 (exception buffer overflow) is queued once in its place.
 
 Must never read the journal itself (the follower hands it entries) nor the machine.
@@ -25,6 +27,7 @@ from typing import Any
 
 POWER_UP, OPTIONS_CHANGED, TILT, HANDPAY_PENDING = 0x17, 0x3C, 0x20, 0x51
 HANDPAY_RESET, PROGRESSIVE_WIN, OVERFLOW, OUT_OF_SERVICE = 0x52, 0x54, 0x70, 0x86
+NO_PROGRESSIVE_INFO = 0x53  # SAS: "no progressive information has been received for 5 seconds"
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,7 @@ class FloorFold:
     seq: int = 0
     queue: tuple[Queued, ...] = ()
     in_fault: bool = False
+    linked: bool = False  # the table's progressive is linked (the last ``linked_wager``)
     power_ups: int = 0
     overflowed: int = 0
     clock_offset_s: float = 0.0
@@ -90,6 +94,13 @@ class FloorFold:
                 raised.append(PROGRESSIVE_WIN)
             elif kind == "config_changed":
                 raised.append(OPTIONS_CHANGED)
+            elif kind == "linked_wager":
+                linked = e.get("linked") is True
+                if linked != fold.linked:  # linked or unlinked: the table's options changed
+                    raised.append(OPTIONS_CHANGED)
+                    fold = replace(fold, linked=linked)
+                if e.get("playable") is False:  # the link controller out of reach
+                    raised.append(NO_PROGRESSIVE_INFO)
         if etype in ("hit_validated", "hit_voided"):
             raised.append(HANDPAY_RESET)
         return fold._raise(seq, raised)

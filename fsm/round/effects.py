@@ -398,6 +398,22 @@ class RoundSummary(Effect):
     reason: Annotated[str | None, Omit] = None
 
 
+# --------------------------------------------------------------------------- the linked progressive
+
+
+@effect("linked_wager")
+class LinkedWager(Effect):
+    """floor link (SAS) / journal: the linked progressive wager's playability changed, and only
+    then: `playable` false, the link controller out of reach (the wager refused, its acceptors
+    not armed; NY 5321.18(c), NJ 13:69E-1.39B(d),(e)); true, first linked while reachable or
+    confirmed again; `linked` false, no longer linked (the table's own progressive again)"""
+
+    pool: str
+    level: str
+    playable: bool
+    linked: bool
+
+
 # --------------------------------------------------------------------------- meters and config
 
 

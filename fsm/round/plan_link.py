@@ -9,30 +9,50 @@ Must never do I/O.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fsm.round import states as S
 from fsm.round.checks import Plan, _Reject
 from fsm.round.context import Round
+from fsm.round.effects import LinkedWager
 from fsm.round.events import LinkHitLocked, LinkState
 
 
 def _p_link_state(m: Round, e: LinkState) -> Plan:
     """The link controller lost (``up`` false) or confirmed again: linked wagers refused,
-    acceptors not armed, until the controller confirms it holds the table's contributions."""
+    acceptors not armed, until the controller confirms it holds the table's contributions. A
+    change of the linked wager's playability is the ``linked_wager`` effect (the floor link
+    reports it over SAS)."""
     if e.level not in m.meters:
         raise _Reject(f"level: no level {e.level!r}; levels: {', '.join(m.meters)}"[:200])
 
     def act() -> None:
+        before = _playability(m.link)
         if not e.linked:
             m.link = None
+        else:
+            m.link = {
+                "pool": e.pool,
+                "level": e.level,
+                "down": not e.up,
+                "confirmed_seq": e.confirmed_seq if e.up else (m.link or {}).get("confirmed_seq"),
+            }
+        after = _playability(m.link)
+        if after == before:  # a change only: down after up, up after down, linked, unlinked
             return
-        m.link = {
-            "pool": e.pool,
-            "level": e.level,
-            "down": not e.up,
-            "confirmed_seq": e.confirmed_seq if e.up else (m.link or {}).get("confirmed_seq"),
-        }
+        if after is not None:
+            m.emit(LinkedWager(*after, linked=True))
+        elif before is not None:  # unlinked: the table's own progressive again, playable
+            m.emit(LinkedWager(before[0], before[1], playable=True, linked=False))
 
     return S.INTERNAL, act
+
+
+def _playability(link: dict[str, Any] | None) -> tuple[str, str, bool] | None:
+    """(pool, level, playable) of the linked wager; None: not linked."""
+    if link is None:
+        return None
+    return str(link.get("pool")), str(link.get("level")), not link.get("down")
 
 
 def _p_link_hit_locked(m: Round, e: LinkHitLocked) -> Plan:

@@ -99,3 +99,42 @@ def test_unlinked_the_progressive_is_the_tables_own_again() -> None:
     effects = t.ev("link_state", up=True, linked=False, **LINK)
     assert "link" not in t.m.snapshot() and t.armed(effects) is True
     assert t.refused(t.ev("chip_detected", position=1)) is None
+
+
+def test_the_linked_wagers_playability_is_one_effect_on_each_change_only() -> None:
+    """NY 5321.18(c), NJ 13:69E-1.39B(d),(e): the linked wager's playability is a typed fact
+    (``linked_wager``) for its readers (the floor link's SAS exception 53), stated when it
+    changes — first linked, down after up, up after down, unlinked — and never repeated."""
+    t = open_table()
+
+    def said(effects: list[Effect]) -> list[dict[str, Any]]:
+        return [e.to_json() for e in effects if e.TYPE == "linked_wager"]
+
+    fact = {"type": "linked_wager", **LINK}
+    assert said(t.ev("link_state", up=True, confirmed_seq=3, **LINK)) == [
+        {**fact, "playable": True, "linked": True}
+    ]
+    assert said(t.ev("link_state", up=True, confirmed_seq=9, **LINK)) == []  # still playable
+    assert said(t.ev("link_state", up=False, detail="no confirmation", **LINK)) == [
+        {**fact, "playable": False, "linked": True}
+    ]
+    assert said(t.ev("link_state", up=False, detail="still none", **LINK)) == []
+    assert said(t.ev("link_state", up=True, confirmed_seq=12, **LINK)) == [
+        {**fact, "playable": True, "linked": True}
+    ]
+    assert said(t.ev("link_state", up=False, **LINK)) == [
+        {**fact, "playable": False, "linked": True}
+    ]
+    assert said(t.ev("link_state", up=True, linked=False, **LINK)) == [
+        {**fact, "playable": True, "linked": False}
+    ]
+    assert said(t.ev("link_state", up=True, linked=False, **LINK)) == []  # already its own
+
+
+def test_a_table_first_linked_while_the_controller_is_out_of_reach_is_unplayable() -> None:
+    t = open_table()
+    effects = t.ev("link_state", up=False, detail="no confirmation", **LINK)
+    assert [e.to_json() for e in effects if e.TYPE == "linked_wager"] == [
+        {"type": "linked_wager", **LINK, "playable": False, "linked": True}
+    ]
+    assert t.armed(effects) is False
