@@ -13,8 +13,9 @@ whoever raised it (a device, or the machine at a timeout); ``hit_pending`` 51 (h
 ``pay`` 54 (progressive win); ``hit_validated`` / ``hit_voided`` 52 (handpay reset); a
 ``linked_wager`` effect (the linked progressive's playability changed) 53 (no progressive
 information) when it is unplayable, nothing when it is playable again, and 3C (options changed)
-when the table was linked or unlinked. A rejected event raises nothing. The queue keeps ``capacity`` (at least 20) exceptions; one more is dropped
-and 70 (exception buffer overflow) is queued once in its place.
+when the table was linked or unlinked. A rejected event raises nothing. The queue keeps
+``capacity`` (at least 20) exceptions; one more is dropped and 70 (exception buffer overflow) is
+queued once in its place.
 
 Must never read the journal itself (the follower hands it entries) nor the machine.
 """
