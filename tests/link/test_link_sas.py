@@ -50,8 +50,9 @@ def test_a_linked_table_losing_its_link_controller_raises_53_over_sas(
     sm = host(tmp_path / "sas")
     try:
         assert floor.wait_folded(t.owner.public.seq, 5)
-        seen = drain_exceptions(sm)
-        assert seen[0] == POWER_UP and OPTIONS_CHANGED in seen  # linked: its options changed
+        # power-up; linked (its options changed), unplayable until the controller's first
+        # confirmation (53); playable once confirmed (nothing)
+        assert drain_exceptions(sm) == [POWER_UP, OPTIONS_CHANGED, NO_PROGRESSIVE_INFO]
         assert linked_wager_effects(t.db)[-1] == {
             "type": "linked_wager",
             "pool": "POOL1",
