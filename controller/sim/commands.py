@@ -90,4 +90,6 @@ def _status_words(status: dict[str, Any]) -> str:
         if practice
         else ""
     )
+    if practice and practice.get("waiting"):
+        armed += f" (waiting: {practice['waiting']})"
     return who + armed

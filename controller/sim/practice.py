@@ -1,13 +1,18 @@
 """The practice deck of the simulated table: a progressive hit dealt on demand for training.
 
 A trainer asks for a line (``royal-flush``) at a betting area; the next time the simulated shoe
-dispenses, `PracticeShoe` moves that line's seven practice cards (`fsm.rules.drills`) into the
-stack the area receives — found from the round's committed ``starting_position`` effect (the
-journal is committed before the dispense is sent, so it is always there) — and posts a
-``training`` event (``practice_deal``) before its answer, so the journal says which deal was
-arranged. Deterministic: the shuffled order and the request decide the cards; the other stacks
-keep their cards except those swapped out. With a card-reading shoe the round machine finds the
-hit from the hands itself; without one the scripted dealer enters the line (`line_for`).
+dispenses for a round in which that area holds a progressive wager, `PracticeShoe` moves that
+line's seven practice cards (`fsm.rules.drills`) into the stack the area receives — found from
+the round's committed ``starting_position`` and ``wagers`` effects (the journal is committed
+before the dispense is sent, so they are always there) — and posts a ``training`` event
+(``practice_deal``) before its answer, so the journal says which deal was arranged. A request
+armed after "no more bets" of a round with no wager at that area is kept for the next round (the
+scripted player places the wager; the status says why it waits: `PracticeDeck.waiting`), and a
+request dealt to a round that was then voided is armed again: a hit is never spent on a deal
+that cannot pay it. Deterministic: the shuffled order and the request decide the cards; the other
+stacks keep their cards except those swapped out. With a card-reading shoe the round machine
+finds the hit from the hands itself; without one the scripted dealer enters the line
+(`line_for`).
 
 Simulation only: must never be used by ``tablectl run``, never decide a game rule (the round
 machine settles the practice hand like any other) and never write the journal (it reads it).
@@ -19,7 +24,7 @@ import contextlib
 import json
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -49,7 +54,9 @@ class PracticeDeck:
         self._lock = threading.Lock()
         self._lines = tuple(line for line in lines if line in PRACTICE_HANDS)
         self._armed: PracticeRequest | None = None
+        self._waiting: str | None = None  # why the armed request was not dealt yet
         self._dealt: dict[int, PracticeRequest] = {}  # round id -> what was arranged
+        self._settled: set[int] = set()  # dealt rounds known to have been played (not voided)
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -68,11 +75,13 @@ class PracticeDeck:
         req = PracticeRequest(position, line, by)
         with self._lock:
             self._armed = req
+            self._waiting = None
         return req
 
     def cancel(self) -> None:
         with self._lock:
             self._armed = None
+            self._waiting = None
 
     @property
     def armed(self) -> PracticeRequest | None:
@@ -84,12 +93,66 @@ class PracticeDeck:
         armed = self.armed
         return None if armed is None else armed.position
 
-    def take(self, round_id: int) -> PracticeRequest | None:
+    @property
+    def waiting(self) -> str | None:
+        """Why the armed request has not been dealt yet (None: nothing armed, or no deal since)."""
         with self._lock:
-            req, self._armed = self._armed, None
-            if req is not None:
-                self._dealt[round_id] = req
+            return self._waiting if self._armed is not None else None
+
+    def take(self, round_id: int, wagered: Collection[int] | None = None) -> PracticeRequest | None:
+        """The armed request, now dealt to ``round_id`` — only when its area holds a progressive
+        wager in that round (``wagered``; None: not checked): otherwise it stays armed for the
+        next round and `waiting` says why. Atomic: a request armed again meanwhile is judged
+        as it is now, never the one read before."""
+        with self._lock:
+            req = self._armed
+            if req is None:
+                return None
+            if wagered is not None and req.position not in wagered:
+                self._waiting = (
+                    f"round {round_id} was dealt with no progressive wager at area "
+                    f"{req.position} (asked after no more bets?): the hit comes in the next round "
+                    "with that wager"
+                )
+                return None
+            self._armed, self._waiting = None, None
+            self._dealt[round_id] = req
             return req
+
+    def give_back(self, round_id: int, req: PracticeRequest, why: str) -> None:
+        """``req`` was taken for ``round_id`` but not dealt: armed again (unless the trainer armed
+        another meanwhile), ``why`` shown as its `waiting`."""
+        with self._lock:
+            if self._dealt.get(round_id) is req:
+                del self._dealt[round_id]
+            if self._armed is None:
+                self._armed, self._waiting = req, why
+
+    @property
+    def unsettled(self) -> bool:
+        """A practice deal whose round is not yet known to have been played or voided."""
+        with self._lock:
+            return any(r not in self._settled for r in self._dealt)
+
+    def rearm_if_voided(self, round_id: int, voided: Callable[[int], bool | None]) -> bool:
+        """Arm again the request dealt to an earlier round that ``voided(round)`` says was voided
+        (None: not known yet) — unless the trainer armed another since; whether it did. Each
+        dealt round is judged once it is known."""
+        with self._lock:
+            pending = [r for r in self._dealt if r < round_id and r not in self._settled]
+        for rid in sorted(pending):
+            verdict = voided(rid)
+            if verdict is None:
+                continue
+            with self._lock:
+                self._settled.add(rid)
+                if verdict and self._armed is None:
+                    self._armed = self._dealt[rid]
+                    self._waiting = (
+                        f"round {rid} was voided before its practice hit was played: armed again"
+                    )
+                    return True
+        return False
 
     def line_for(self, round_id: int, position: int) -> str | None:
         """The practice line dealt to ``position`` in ``round_id`` (for a shoe that does not read
@@ -103,9 +166,19 @@ class PracticeDeck:
             return dict(self._dealt)
 
 
-def round_order(db: Path) -> tuple[int, list[int]] | None:
-    """The round id and the seats in the order the stacks reach them, from the last committed
-    ``starting_position`` effect of the journal's latest round (read-only), or None."""
+@dataclass(frozen=True)
+class RoundDeal:
+    """What the journal says of the round being dealt: its id, the seats in the order the
+    stacks reach them and the areas holding a progressive wager."""
+
+    round_id: int
+    order: list[int]
+    wagered: frozenset[int]
+
+
+def round_deal(db: Path) -> RoundDeal | None:
+    """The journal's latest round as the dispense finds it (read-only): the last committed
+    ``starting_position`` and ``wagers`` effects; None without a starting position."""
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
     except sqlite3.Error:
@@ -113,17 +186,57 @@ def round_order(db: Path) -> tuple[int, list[int]] | None:
     try:
         rows = conn.execute(
             "SELECT round_id, data FROM journal WHERE round_id = "
-            "(SELECT MAX(round_id) FROM journal) ORDER BY seq DESC LIMIT 200"
+            "(SELECT MAX(round_id) FROM journal) ORDER BY seq DESC LIMIT 400"
         ).fetchall()
     except sqlite3.Error:
         return None
     finally:
         conn.close()
+    found: tuple[int, list[int]] | None = None
+    wagered: frozenset[int] | None = None
     for round_id, text in rows:
+        with contextlib.suppress(ValueError, TypeError, KeyError):
+            for effect in reversed(json.loads(text).get("effects", ())):
+                kind = effect.get("type")
+                if kind == "starting_position" and found is None:
+                    found = int(round_id), [int(s) for s in effect["order"]]
+                elif kind == "wagers" and wagered is None:
+                    wagered = frozenset(int(p) for p in effect["positions"])
+        if found is not None and wagered is not None:
+            break
+    if found is None:
+        return None
+    return RoundDeal(found[0], found[1], wagered or frozenset())
+
+
+def round_order(db: Path) -> tuple[int, list[int]] | None:
+    """The round id and the seats in the order the stacks reach them (`round_deal`), or None."""
+    deal = round_deal(db)
+    return None if deal is None else (deal.round_id, deal.order)
+
+
+def round_voided(db: Path, round_id: int) -> bool | None:
+    """Whether ``round_id`` ended voided (its ``round_summary``), None while it has not ended or
+    the journal cannot be read (read-only)."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
+    except sqlite3.Error:
+        return None
+    try:
+        rows = conn.execute(
+            "SELECT data FROM journal WHERE round_id = ? AND data LIKE '%round_summary%' "
+            "ORDER BY seq",
+            (round_id,),
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    for (text,) in rows:
         with contextlib.suppress(ValueError, TypeError):
             for effect in json.loads(text).get("effects", ()):
-                if effect.get("type") == "starting_position":
-                    return int(round_id), [int(s) for s in effect["order"]]
+                if effect.get("type") == "round_summary":
+                    return bool(effect.get("outcome") == "voided")
     return None
 
 
@@ -147,7 +260,7 @@ class PracticeShoe(ShoeSim):
         self.arranged: list[tuple[int, PracticeRequest]] = []
 
     def handle(self, msg_type: int, payload: bytes) -> list[tuple[int, bytes]]:
-        if msg_type == protocol.DISPENSE_REQ and self.practice.armed is not None:
+        if msg_type == protocol.DISPENSE_REQ and (self.practice.armed or self.practice.unsettled):
             with contextlib.suppress(protocol.ProtocolError):
                 _, stacks, cards = protocol.decode_dispense_req(payload)
                 self._arrange(stacks, cards)
@@ -156,17 +269,20 @@ class PracticeShoe(ShoeSim):
     def _arrange(self, stacks: int, cards: int) -> None:
         if self.jam or self.misdeal or cards not in (3, 7):
             return  # a jammed shoe deals nothing; the fours of the three-card bonus: done before
-        found = round_order(self._db)
+        found = round_deal(self._db)
         if found is None:
             return
-        round_id, order = found
+        round_id, order = found.round_id, found.order
+        # a practice deal whose round was voided (a fault in the deal) never paid: armed again
+        self.practice.rearm_if_voided(round_id, lambda rid: round_voided(self._db, rid))
         armed = self.practice.armed
         if armed is None or armed.position not in order or len(order) != stacks:
             return
         rearrange = getattr(self.deck, "rearrange", None)
         if rearrange is None:  # a plain SimDeck: no practice deck
             return
-        req = self.practice.take(round_id)
+        # no progressive wager at the area in this round (asked after no more bets): kept
+        req = self.practice.take(round_id, found.wagered.intersection(order))
         if req is None:
             return
         sizes = (7,) if cards == 7 else (3, 4)
@@ -174,7 +290,8 @@ class PracticeShoe(ShoeSim):
         hand = practice_hand(req.line)
         try:
             rearrange(lambda deck: arrange(deck, slots, hand))
-        except (CardError, ValueError):  # a short deck (a wrong count): no practice deal
+        except (CardError, ValueError) as exc:  # a short deck (a wrong count): not this round
+            self.practice.give_back(round_id, req, f"round {round_id} could not be arranged: {exc}")
             return
         self.arranged.append((round_id, req))
         self._post(

@@ -222,11 +222,17 @@ class Trainer:
     def status(self) -> dict[str, Any]:
         """What the page shows: TRAINING, who is a person, the armed practice hit, the choices."""
         armed = self.practice.armed
+        practice: dict[str, Any] | None = None
+        if armed is not None:
+            practice = {"position": armed.position, "line": armed.line}
+            waiting = self.practice.waiting
+            if waiting is not None:  # why it has not come yet (e.g. asked after no more bets)
+                practice["waiting"] = waiting
         return {
             "training": True,
             "roles": list(ROLES),
             "people": sorted(self.people.roles),
-            "practice": None if armed is None else {"position": armed.position, "line": armed.line},
+            "practice": practice,
             "practice_lines": list(self.practice.lines),
             "fault_kinds": dict(RUNTIME_KINDS),
             "drills": dict(DRILL_KINDS),

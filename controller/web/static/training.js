@@ -49,7 +49,8 @@
       for (const box of form.querySelectorAll("input[name=role]")) box.checked = t.people.includes(box.value);
     }
     const who = t.roles.map((r) => `${r}: ${t.people.includes(r) ? "person" : "scripted"}`).join(", ");
-    const armed = t.practice ? `; practice hit armed: ${t.practice.line} at area ${t.practice.position}` : "";
+    const waiting = t.practice && t.practice.waiting ? ` (waiting: ${t.practice.waiting})` : "";
+    const armed = t.practice ? `; practice hit armed: ${t.practice.line} at area ${t.practice.position}${waiting}` : "";
     if (!$("training-state").classList.contains("bad")) note(who + armed);
   }
   Page.renderers.push(render);
