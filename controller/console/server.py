@@ -436,6 +436,7 @@ class ConsoleServer:
         max_clients: int = MAX_CLIENTS,
         history: Callable[[int], Iterable[HistoryEntry]] | None = None,
         now_ms: Callable[[], int] = wall_ms,
+        book: LockoutBook | None = None,
     ) -> None:
         self.path = Path(path)
         self._owner = owner
@@ -453,7 +454,10 @@ class ConsoleServer:
         self._work: queue.Queue[tuple[socket.socket, bytes, str | None] | None] = queue.Queue()
         self._clients: dict[int, _Client] = {}
         self._stopping = threading.Event()
-        self._book = LockoutBook()
+        # the table's one book shared with the page's sign-in (`lockout.shared_book`, already
+        # rebuilt from the journal), or this console's own (rebuilt from ``history`` at start)
+        self._shared_book = book is not None
+        self._book = book if book is not None else LockoutBook()
         self._journaled: collections.deque[float] = collections.deque()
         self._unjournaled = 0
         #: Every refused authentication since the start (journaled or not).
@@ -463,7 +467,7 @@ class ConsoleServer:
         #: Connections closed unanswered because ``max_clients`` were open.
         self.evicted = 0
         #: Journal entries the wrong-PIN counters were rebuilt from at start.
-        self.replayed = 0
+        self.replayed = self._book.replayed if self._shared_book else 0
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -480,7 +484,9 @@ class ConsoleServer:
             if not stat.S_ISSOCK(mode):
                 raise OSError(f"console socket: {path} exists and is not a socket")
             path.unlink()  # a stale socket of a previous run
-        if self._history is not None:  # the limits survive a restart: rebuilt from the journal
+        if self._shared_book:  # rebuilt from the journal by its first holder
+            self.replayed = self._book.replayed
+        elif self._history is not None:  # the limits survive a restart: rebuilt from the journal
             now_ms = self._now_ms()
             entries = self._history(now_ms - int(WINDOW_S * 1000) - int(LOCKOUT_S * 1000))
             self.replayed = self._book.replay(entries, self._clock(), now_ms)
@@ -667,23 +673,27 @@ class ConsoleServer:
 
     def _authenticate(self, supervisor: str, pin: str, request: str) -> str | None:
         """None when the PIN is the supervisor's; otherwise the refusal (journaled)."""
-        now = self._clock()
-        locked = self._book.locked_for(supervisor, now)
-        if locked > 0:
-            self._refuse(supervisor, request, f"locked after {LOCKOUT_AFTER} wrong PINs")
-            return (
-                f"refused: {supervisor} is locked after {LOCKOUT_AFTER} wrong PINs; try again "
-                f"in {math.ceil(locked)} s"
-            )
-        known = self._supervisors.get(supervisor)
-        if known is not None and check_pin(known.pin_hash, pin):
-            self._book.accepted(supervisor)
-            return None
-        if known is None:
-            self._refuse(supervisor, request, "unknown supervisor")
-        else:  # always journaled: the restart counts them (at most LOCKOUT_AFTER per lock)
-            self._refuse(supervisor, request, self._book.wrong_pin(supervisor, now), always=True)
-        return "refused: supervisor id or PIN not accepted"
+        with self._book.lock:  # one attempt at a time across the channels sharing the book
+            now = self._clock()
+            locked = self._book.locked_for(supervisor, now)
+            known = self._supervisors.get(supervisor)
+            if locked > 0:
+                reason, always = f"locked after {LOCKOUT_AFTER} wrong PINs", False
+                answer = (
+                    f"refused: {supervisor} is locked after {LOCKOUT_AFTER} wrong PINs; try "
+                    f"again in {math.ceil(locked)} s"
+                )
+            elif known is not None and check_pin(known.pin_hash, pin):
+                self._book.accepted(supervisor)
+                return None
+            elif known is None:
+                reason, always = "unknown supervisor", False
+                answer = "refused: supervisor id or PIN not accepted"
+            else:  # always journaled: the restart counts them (at most LOCKOUT_AFTER per lock)
+                reason, always = self._book.wrong_pin(supervisor, now), True
+                answer = "refused: supervisor id or PIN not accepted"
+        self._refuse(supervisor, request, reason, always=always)
+        return answer
 
     def _refuse(self, supervisor: str, request: str, reason: str, *, always: bool = False) -> None:
         self.refusals += 1

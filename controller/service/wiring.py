@@ -402,28 +402,37 @@ class ConsoleAttachment:
         self._on_request = on_request
         self.server: Any = None
         self.error: OSError | None = None
+        self._book: Any = None  # the table's wrong-PIN book while started
 
     def start(self, owner: Owner) -> None:
-        from controller.console.lockout import journal_history
+        from controller.console.lockout import release_book, shared_book
         from controller.console.server import ConsoleServer
 
         kwargs: dict[str, Any] = {}
         if self._on_request is not None:
             kwargs["on_request"] = self._on_request
-        # the wrong-PIN limits survive a restart: rebuilt from the journal's recent entries
-        kwargs["history"] = journal_history(owner.journal_path)
+        # the wrong-PIN limits survive a restart (rebuilt from the journal's recent entries) and
+        # are the page's too: one book per table (controller.console.lockout.shared_book)
+        self._book = kwargs["book"] = shared_book(owner.journal_path)
         server = ConsoleServer(owner, self._config.supervisors, self.path, **kwargs)
         try:
             server.start()
         except OSError as exc:
+            release_book(self._book)
+            self._book = None
             self.error = exc
             raise
         self.server = server
 
     def stop(self) -> None:
+        from controller.console.lockout import release_book
+
         if self.server is not None:
             self.server.stop()
             self.server = None
+        if self._book is not None:
+            release_book(self._book)
+            self._book = None
 
 
 class WebAttachment:

@@ -21,6 +21,7 @@ import tornado.httpserver
 import tornado.netutil
 from tornado.ioloop import IOLoop
 
+from controller.console.lockout import LockoutBook, release_book, shared_book
 from controller.console.server import ConsoleServer
 from controller.web.auth import Sessions
 from controller.web.config import WebSection
@@ -55,7 +56,12 @@ class WebServer:
         self._owner = owner
         self._journal_path = Path(journal_path)
         self.hub = Hub()
-        gate = ConsoleServer(owner, supervisors, self._journal_path.with_name("unused.sock"))
+        # the sign-in's PIN check is the console's, counted in the table's one wrong-PIN book
+        # (shared with the console, rebuilt from the journal: the limits survive a restart)
+        self._book: LockoutBook | None = shared_book(self._journal_path)
+        gate = ConsoleServer(
+            owner, supervisors, self._journal_path.with_name("unused.sock"), book=self._book
+        )
         self.page = Page(
             owner=owner,
             journal_path=self._journal_path,
@@ -89,7 +95,11 @@ class WebServer:
 
     def start(self) -> None:
         """Bind (OSError when the address is in use), start the loop thread, then the feed."""
-        self._sockets = tornado.netutil.bind_sockets(self.port, self.host)
+        try:
+            self._sockets = tornado.netutil.bind_sockets(self.port, self.host)
+        except BaseException:
+            self._release_book()
+            raise
         self.port = int(self._sockets[0].getsockname()[1])
         self._thread = threading.Thread(target=self._run, name="page", daemon=True)
         self._thread.start()
@@ -136,3 +146,9 @@ class WebServer:
         self._loop = None
         self.page.gate_pool.shutdown(wait=False)
         self.page.post_pool.shutdown(wait=False)
+        self._release_book()
+
+    def _release_book(self) -> None:
+        if self._book is not None:
+            release_book(self._book)
+            self._book = None
