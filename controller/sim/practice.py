@@ -111,8 +111,8 @@ class PracticeDeck:
             if wagered is not None and req.position not in wagered:
                 self._waiting = (
                     f"round {round_id} was dealt with no progressive wager at area "
-                    f"{req.position} (asked after no more bets?): the hit comes in the next round "
-                    "with that wager"
+                    f"{req.position} (asked after no more bets, or nobody bet there): the hit "
+                    "waits for the next round with that wager"
                 )
                 return None
             self._armed, self._waiting = None, None
