@@ -67,6 +67,16 @@ def holds(t: LinkedTable, seq: int) -> bool:
     return bool((t.link.pool or {}).get("tables", {}).get("T1", 0) >= seq)
 
 
+def contribution_seq(t: LinkedTable) -> int:
+    """The seq of the table's last entry carrying a contribution (its journal, committed)."""
+    return max(
+        s
+        for s, _, d in journal(t.db)
+        for e in d.get("effects", [])
+        if e["type"] == "meter_movement" and e["kind"] == "contribution"
+    )
+
+
 def void_seq(t: LinkedTable) -> int:
     return max(s for s, typ, _ in journal(t.db) if typ == "hit_voided")
 
@@ -134,6 +144,8 @@ def test_a_corrected_line_of_a_locked_linked_hit_is_locked_by_the_controller_k3i
     ctl, t = start(tmp_path, nats, controllers, tables)
     t.bet(1)
     t.to_settlement()
+    need = contribution_seq(t)
+    wait_for(lambda: holds(t, need), what="the pool holds the round's contribution")
     t.settle({1: JACKPOT})
     wait_for(lambda: "locked_cents" in pending(t)[0], what="the jackpot's lock")
     jackpot = int(pending(t)[0]["locked_cents"])
@@ -178,7 +190,7 @@ def test_a_void_that_reaches_the_controller_before_its_lock_request_refuses_it(
     ctl, t = start(tmp_path, nats, controllers, tables)
     t.bet(1)
     t.to_settlement()
-    need = t.link.status.need_seq
+    need = contribution_seq(t)
     wait_for(lambda: holds(t, need), what="the pool holds the round's contribution")
     ctl.stop()  # the lock requests go unanswered
     t.settle({1: JACKPOT})
@@ -209,7 +221,7 @@ def test_a_corrected_line_of_an_unlocked_linked_hit_refuses_the_voided_lines_loc
     ctl, t = start(tmp_path, nats, controllers, tables)
     t.bet(1)
     t.to_settlement()
-    need = t.link.status.need_seq
+    need = contribution_seq(t)
     wait_for(lambda: holds(t, need), what="the pool holds the round's contribution")
     meter = int(t.link.pool["display_cents"])
     ctl.stop()
