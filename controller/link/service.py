@@ -14,7 +14,9 @@ Responsible, on one asyncio event loop, for:
 - the pool's value in the key-value bucket (``LINK``, key = the pool), after every commit;
 - hits by request/reply, one at a time in arrival order (the recorded order): the pool's pure
   rules (`fsm.round.pool.Pool`) pay the first from the meter at that moment and the next from the
-  reset value; ``hit_locked`` is committed before the reply carries the locked amount;
+  reset value; ``hit_locked`` is committed before the reply carries the locked amount; a hit the
+  table voided is undone once (its lock back on the meter, or, not locked yet, its request
+  refused) and a supervisor's corrected line is locked as a hit of its own;
 - confirmations: whether it holds a table's stream up to the seq the table names.
 
 Must never hold a table's game rule (the table decides hands and wins), write a table's journal,

@@ -243,12 +243,10 @@ class Pool:
 
     def _unlock(self, table: str, rid: int, mv: Mapping[str, JSON]) -> list[dict[str, JSON]]:
         """The table's ``hit_voided`` of the linked level, as its stream carried it."""
-        who = f"hit voided at the table by {mv.get('supervisor')}: {mv.get('reason')}"
+        why = f"hit voided at the table by {mv.get('supervisor')}: {mv.get('reason')}"
         line = mv.get("line")
-        return self._void(
-            table, rid, int(mv["position"]), None if line is None else str(line), who,
-            {"seq": int(mv["seq"])},
-        )  # fmt: skip
+        where = {"seq": int(mv["seq"])}
+        return self._void(table, rid, int(mv["position"]), line and str(line), why, where)
 
     def _void(
         self,
@@ -293,7 +291,7 @@ class Pool:
                 **where,
                 "round_id": rid,
                 "position": pos,
-                **({} if line is None else {"line": line}),
+                "line": line,
                 "cents": cents,
                 "reason": why[:200],
             }
