@@ -316,6 +316,19 @@ class Pool:
         key = self.hit_key(table, round_id, position, line)
         return key, self.locked.get(key)
 
+    def _locks_at(
+        self, table: str, round_id: int, position: int, *, above: str | None = None
+    ) -> list[tuple[str, dict[str, JSON]]]:
+        """The locks of one position of one round (line, lock), highest line first; ``above``:
+        only those of a line above it in the pay table."""
+        names = self.paytable.line_names
+        prefix = self.hit_key(table, round_id, position, "")
+        found = [(k[len(prefix) :], v) for k, v in self.locked.items() if k.startswith(prefix)]
+        found = [(n, v) for n, v in found if n in names]
+        if above is not None:
+            found = [(n, v) for n, v in found if names.index(n) < names.index(above)]
+        return sorted(found, key=lambda nv: names.index(nv[0]))
+
     def check_hit(self, data: Mapping[str, JSON]) -> None:
         """Refuse a hit request that cannot be locked (`PoolError` says why)."""
         table = str(data.get("table"))
@@ -347,11 +360,16 @@ class Pool:
                 f"corrects: {corrects!r} is not a line above {line} (a corrected line is the "
                 "right, lower line, NY 5324.41(k)(3)(ii))"
             )
-        key, lock = self.lock_of(table, int(data["round"]), int(data["position"]), line)
-        if key in self.voided or (lock is not None and lock.get("voided")):
+        rid, pos = int(data["round"]), int(data["position"])
+        key, lock = self.lock_of(table, rid, pos, line)
+        corrected = any(  # a lower line locked there as the correction of this one
+            held.get("corrects") is not None and names.index(n) > names.index(line)
+            for n, held in self._locks_at(table, rid, pos)
+        )
+        if key in self.voided or (lock is not None and lock.get("voided")) or corrected:
             raise PoolError(
                 f"table {table} round {data['round']} position {data['position']} {line}: the "
-                "table voided this hit"
+                "table voided this hit or corrected it to a lower line"
             )
 
     def _lock(self, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
@@ -370,6 +388,9 @@ class Pool:
         if corrects is not None:
             why = f"hit corrected at the table to {line} (its lock request)"
             where = {"request_seq": data.get("request_seq")}
+            # every line above this one at the position is void (a line corrected twice too)
+            for above, _ in self._locks_at(table, rid, pos, above=line):
+                effects.extend(self._void(table, rid, pos, above, why, where))
             effects.extend(self._void(table, rid, pos, str(corrects), why, where))
         level = self.params.level
         m = self.meters
@@ -400,5 +421,6 @@ class Pool:
             "cents": cents,
             "order": self.hits,
             "meter_cents": meter_now,
+            **({} if corrects is None else {"corrects": str(corrects)}),
         }
         return [*effects, record]

@@ -133,6 +133,34 @@ def test_a_corrected_line_whose_voided_hit_was_never_locked_refuses_that_lock() 
     assert p.meters.balance_error() == 0
 
 
+def test_a_line_corrected_twice_undoes_every_line_above_it_at_the_position() -> None:
+    """A supervisor corrects a line, then corrects the correction before the pool saw it: the
+    last corrected line's lock puts back every lock above it at the position (the first hit's),
+    records the unlocked one as voided, and locks from the meter with all of that undone; the
+    lines above are refused from then on, whatever the stream brings later."""
+    p = pool()
+    contribute(p, "T1", 5, 1, 6)
+    meter = p.display_cents
+    p.step("hit_locked", hit("T1", 1, 1, 2))  # the jackpot, 100% of the meter
+    last = {**hit("T1", 1, 1, 2), "line": "five-aces", "corrects": "five-aces-and-pair"}
+    p.check_hit(last)
+    correction, noted, locked = p.step("hit_locked", last)
+    assert (correction["type"], correction["line"], correction["cents"]) == (
+        "pool_correction", JACKPOT, meter)  # fmt: skip
+    assert (noted["type"], noted["line"]) == ("pool_hit_voided", "five-aces-and-pair")
+    assert locked["cents"] == (100_000 + meter) // 10
+    for line in (JACKPOT, "five-aces-and-pair", NATURAL):  # every line above five aces
+        with pytest.raises(PoolError, match="voided"):
+            p.check_hit({**hit("T1", 1, 1, 2), "line": line})
+    p.check_hit(last)  # its own retry is answered with its lock
+    assert p.step("consumed", voided("T1", 40, 1, 2)) == []
+    assert p.step("consumed", voided("T1", 41, 1, 2, "five-aces-and-pair")) == []
+    assert p.meters.balance_error() == 0
+    again = pool()
+    again.load(p.snapshot())
+    assert again.snapshot() == p.snapshot()
+
+
 def test_a_corrected_line_must_be_below_the_line_it_corrects() -> None:
     p = pool()
     with pytest.raises(PoolError, match="corrects"):
