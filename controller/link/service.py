@@ -14,7 +14,9 @@ Responsible, on one asyncio event loop, for:
 - the pool's value in the key-value bucket (``LINK``, key = the pool), after every commit;
 - hits by request/reply, one at a time in arrival order (the recorded order): the pool's pure
   rules (`fsm.round.pool.Pool`) pay the first from the meter at that moment and the next from the
-  reset value; ``hit_locked`` is committed before the reply carries the locked amount;
+  reset value; ``hit_locked`` is committed before the reply carries the locked amount; a hit the
+  table voided is undone once (its lock back on the meter, or, not locked yet, its request
+  refused) and a supervisor's corrected line is locked as a hit of its own;
 - confirmations: whether it holds a table's stream up to the seq the table names.
 
 Must never hold a table's game rule (the table decides hands and wins), write a table's journal,
@@ -280,7 +282,7 @@ class LinkController:
             if not (part.get("joined") or (t is not None and t.joined)):
                 continue  # made before the table was linked: its own meter's, not the pool's
             level = self.pool.params.level.name
-            for e in effects_of(entry):  # a locked hit voided at the table (rare)
+            for e in effects_of(entry):  # a hit voided at the table (rare)
                 if e.get("type") == "hit_voided" and e.get("level") == level:
                     part["movements"].append(
                         {
@@ -288,6 +290,7 @@ class LinkController:
                             "round_id": entry.round_id,
                             "kind": "hit_voided",
                             "position": e.get("position"),
+                            "line": e.get("line"),
                             "supervisor": e.get("supervisor"),
                             "reason": e.get("reason"),
                         }
@@ -371,18 +374,27 @@ class LinkController:
                 if not isinstance(req, dict):
                     raise PoolError("not a JSON object")
                 self.pool.check_hit(req)
-                key = Pool.hit_key(str(req["table"]), int(req["round"]), int(req["position"]))
-                done = self.pool.locked.get(key)
+                _, done = self.pool.lock_of(
+                    str(req["table"]), int(req["round"]), int(req["position"]), str(req["line"])
+                )
                 if done is None:
                     data = {
                         k: req[k]
                         for k in ("table", "asset", "round", "position", "line", "wager_cents")
                     }
+                    if req.get("corrects") is not None:  # a supervisor's corrected line
+                        data["corrects"] = req["corrects"]
                     data["request_seq"] = req.get("seq")
                     _, effects = self.state.append("hit_locked", data)
-                    done = {k: effects[0][k] for k in ("cents", "order", "meter_cents")}
+                    done = next(e for e in effects if e["type"] == "hit_locked")
                     served = True
-                reply = {"ok": True, **done, "pool_seq": self.state.journal.count()}
+                done = {k: done[k] for k in ("cents", "order", "meter_cents")}
+                reply = {
+                    "ok": True,
+                    **done,
+                    "line": req["line"],
+                    "pool_seq": self.state.journal.count(),
+                }
             except (PoolError, ValueError, KeyError, TypeError) as exc:
                 reply = {"ok": False, "reason": str(exc)[:200]}
             with contextlib.suppress(Exception):

@@ -12,8 +12,8 @@ on one thread of their own with an asyncio event loop (nats-py), never the owner
   answer for ``timeout_s``: it posts ``link_state`` up=false (the linked wager unplayable); the
   first answer that confirms them posts up=true. It watches the pool's value in the key-value
   bucket (`TableLink.pool`: what the table's display shows), and asks the controller to lock each
-  pending hit of the linked level (``link.<pool>.hit``), posting the locked amount as
-  ``link_hit_locked``.
+  pending hit of the linked level (``link.<pool>.hit``; a supervisor's corrected line names the
+  line it corrects), posting the locked amount as ``link_hit_locked`` with the hit's line.
 
 Must never write the journal, touch the round machine, or post anything but ``link_state`` and
 ``link_hit_locked``; it opens no listening port (every connection is outbound).
@@ -453,7 +453,8 @@ class TableLink:
                     if p.get("level") == self.level and "locked_cents" not in p
                 ]  # fmt: skip
             for hit in pending:
-                key = f"{public.round_id}:{hit['position']}"
+                # a corrected line (NY 5324.41(k)(3)(ii)) is a hit of its own at the position
+                key = f"{public.round_id}:{hit['position']}:{hit['line']}"
                 if time.monotonic() - self._asked.get(key, 0.0) < 1.0:
                     continue
                 self._asked[key] = time.monotonic()
@@ -467,6 +468,8 @@ class TableLink:
                     "wager_cents": self.wager_cents,
                     "seq": public.seq,
                 }
+                if hit.get("corrects"):  # the line the supervisor voided for this one
+                    body["corrects"] = hit["corrects"]
                 try:
                     msg = await nc.request(subject, json.dumps(body).encode(), timeout=2.0)
                     reply = json.loads(msg.data)
@@ -479,6 +482,7 @@ class TableLink:
                 event = {
                     "position": int(hit["position"]),
                     "level": self.level,
+                    "line": hit["line"],  # the round refuses it for another hit there
                     "cents": int(reply["cents"]),
                     "order": int(reply["order"]),
                     "pool": self.section.pool,

@@ -381,6 +381,23 @@ class Round:
         cfg = self.config
         return cfg.table.best_of(tuple(lines), cfg.progressive_wager_cents, self.line_payout_now)
 
+    def linked_meter_hit(self, area: int, line: str) -> dict[str, Any] | None:
+        """The pending hit ``line`` at ``area`` makes when its best line now (as `pay_hit` would
+        decide it) is deducted from the meter of the linked level: the link controller locks it
+        from the pool's meter (docs/link.md). None when the table is not linked, or the line's
+        payout is another level's or comes from the chip tray."""
+        linked = self.linked_level()
+        if linked is None:
+            return None
+        best = self.best_now(self.config.table.implied(line))
+        assert best is not None, "a hit has at least one line"
+        paid, payout = best
+        level = self.config.level_for_line(paid).name
+        wager = self.config.progressive_wager_cents
+        if level != linked or not self.config.table.deducted_from_meter(paid, wager, payout):
+            return None
+        return {"position": area, "level": level, "line": line}
+
     def pay_hit(
         self,
         area: int,

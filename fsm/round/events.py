@@ -393,7 +393,8 @@ class LinkState(EventRecord):
 class LinkHitLocked(EventRecord):
     """the link controller locked the linked pool's payout of a pending hit: `cents` paid from
     the pool's meter at that moment, `order` the order it recorded among the pool's hits (NY
-    5321.18(b)(3)(iii)); journaled before anything shows the win"""
+    5321.18(b)(3)(iii)); journaled before anything shows the win; `line`: the hit's line the
+    lock was asked for (refused for another hit at the position, a supervisor's corrected one)"""
 
     position: Position
     level: str
@@ -401,6 +402,7 @@ class LinkHitLocked(EventRecord):
     order: Annotated[int, Between(1)]
     pool: str
     meter_cents: Annotated[int, Between(0)] | None = None
+    line: str | None = None
 
 
 FloorCommandName = Literal[

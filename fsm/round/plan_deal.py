@@ -15,7 +15,15 @@ from fsm.round import states as S
 from fsm.round.checks import Plan, _invalid, _Reject
 from fsm.round.constants import CARDS_PER_HAND, STACKS
 from fsm.round.context import Round
-from fsm.round.effects import Alert, DealerHand, Dispense, HitVoidedEffect, Outcome, Pay
+from fsm.round.effects import (
+    Alert,
+    DealerHand,
+    Dispense,
+    HitPending,
+    HitVoidedEffect,
+    Outcome,
+    Pay,
+)
 from fsm.round.events import (
     Dealt,
     HitValidated,
@@ -294,7 +302,8 @@ def _pay_linked(m: Round, d: HitValidated, hit: dict[str, Any]) -> Plan:
                 "order": hit.get("lock_order"),
             }
         )
-        m.emit(Pay(area, hit["level"], hit["line"], payout, "meter", sup, d.via))
+        corrects = hit.get("corrects")  # a corrected line's pay names the voided line
+        m.emit(Pay(area, hit["level"], hit["line"], payout, "meter", sup, d.via, None, corrects))
         r.paid.append({**hit, "cents": payout, "from": "meter", "supervisor": sup})
         r.pending.pop(0)
 
@@ -304,7 +313,10 @@ def _pay_linked(m: Round, d: HitValidated, hit: dict[str, Any]) -> Plan:
 def _p_hit_voided(m: Round, d: HitVoided) -> Plan:
     """A supervisor voids a pending hit: not a winner, or (``line``) a winner of the right,
     lower line, which is paid at once in the supervisor's name (NY (k)(3)(ii)): a payment, so
-    only for the hit next in the payment order."""
+    only for the hit next in the payment order. A corrected line paid from the meter of the
+    linked level is the pool's money: it becomes a pending hit of its own at the position
+    (``corrects`` the voided line), which the link controller locks and a supervisor validates
+    as any linked hit ((k)(3)(iii), NY 5321.18(b)(3)(iii))."""
     area, sup, reason = d.position, d.supervisor, d.reason
     r = m.r
     corrected = d.line or None
@@ -320,7 +332,9 @@ def _p_hit_voided(m: Round, d: HitVoided) -> Plan:
                 "line is the right, lower line (NY 5324.41(k)(3)(ii))"
             )
         idx = 0
+        relock = m.linked_meter_hit(area, corrected)
     else:
+        relock = None
         found = next((i for i, p in enumerate(r.pending) if p["position"] == area), None)
         if found is None:
             raise _Reject(f"position {area}: no hit awaits validation")
@@ -331,6 +345,8 @@ def _p_hit_voided(m: Round, d: HitVoided) -> Plan:
         r.outcomes[area] = corrected
         m.emit(HitVoidedEffect(area, hit["level"], hit["line"], sup, reason, d.via, corrected))
         to = f"; pays {corrected}" if corrected else ""
+        if relock is not None:
+            to = f"; {corrected} awaits the link controller's lock"
         m.emit(
             Alert(
                 "supervisor",
@@ -338,10 +354,14 @@ def _p_hit_voided(m: Round, d: HitVoided) -> Plan:
                 f"position {area} {hit['line']} voided by {sup}: {reason}{to}"[:200],
             )
         )
-        if corrected is not None:
+        if relock is not None:
+            r.pending.insert(0, {**relock, "corrects": hit["line"]})
+            m.emit(HitPending(area, relock["level"], relock["line"]))
+        elif corrected is not None:
             m.pay_hit(area, table.implied(corrected), sup, d.via, voided_line=hit["line"])
 
-    return (S.INTERNAL if len(r.pending) > 1 else S.ROUND_COMPLETE), act
+    stays = len(r.pending) > 1 or relock is not None
+    return (S.INTERNAL if stays else S.ROUND_COMPLETE), act
 
 
 def _p_round_completed(m: Round, d: RoundCompleted) -> Plan:

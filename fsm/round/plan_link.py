@@ -62,6 +62,8 @@ def _p_link_hit_locked(m: Round, e: LinkHitLocked) -> Plan:
     hit = next((p for p in m.r.pending if p["position"] == e.position), None)
     if hit is None or hit["level"] != e.level:
         raise _Reject(f"position {e.position}: no pending hit of level {e.level}")
+    if e.line is not None and e.line != hit["line"]:  # a lock of the hit a supervisor voided
+        raise _Reject(f"position {e.position}: the hit pending is {hit['line']}, not {e.line}")
     if "locked_cents" in hit:
         raise _Reject(f"position {e.position}: already locked at {hit['locked_cents']} cents")
 

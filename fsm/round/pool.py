@@ -2,7 +2,9 @@
 from the linked tables' contributions at the pool's own rate, the reversal of a voided round's
 contribution, hits locked one at a time in the order they were recorded (the first from the
 meter at that moment, the next from the value the reset left), tables identified by asset number,
-a table's stream refused once its chain is broken.
+a table's stream refused once its chain is broken, a hit voided at the table put back on the meter
+(or, voided before it was locked, never locked), and a supervisor's corrected line (NY
+5324.41(k)(3)(ii)) locked as a hit of its own.
 
 The link controller (controller/link/service.py) steps a `Pool` with each of its journal's entry
 types and journals the effects; its verify replays them through the same code. Pure: no clock,
@@ -124,6 +126,8 @@ class Pool:
         self.tables: dict[str, TableState] = {}
         self.hits = 0
         self.locked: dict[str, dict[str, JSON]] = {}
+        #: hits voided at the table before the pool locked them: a late request is refused
+        self.voided: dict[str, dict[str, JSON]] = {}
 
     # --- snapshot ------------------------------------------------------------------------------
     def snapshot(self) -> dict[str, JSON]:
@@ -133,6 +137,11 @@ class Pool:
             "tables": {k: t.to_json() for k, t in sorted(self.tables.items())},
             "hits": self.hits,
             "locked": {k: dict(v) for k, v in sorted(self.locked.items())},
+            **(
+                {"voided": {k: dict(v) for k, v in sorted(self.voided.items())}}
+                if self.voided
+                else {}
+            ),
         }
 
     def load(self, snap: Mapping[str, JSON]) -> None:
@@ -140,6 +149,7 @@ class Pool:
         self.tables = {k: TableState.from_json(v) for k, v in dict(snap["tables"]).items()}
         self.hits = int(snap["hits"])
         self.locked = {k: dict(v) for k, v in dict(snap["locked"]).items()}
+        self.voided = {k: dict(v) for k, v in dict(snap.get("voided") or {}).items()}
 
     def meter_report(self) -> dict[str, dict[str, JSON]]:
         return {self.params.level.name: self.meters.report()}
@@ -167,7 +177,7 @@ class Pool:
         if etype == "consumed":
             return self._consumed(data)
         if etype == "hit_locked":
-            return [self._lock(data)]
+            return self._lock(data)
         if etype == "chain_refused":
             return self._refuse(data)
         return []  # link_power_up, parameter_change_refused: informational
@@ -232,24 +242,56 @@ class Pool:
         return effects
 
     def _unlock(self, table: str, rid: int, mv: Mapping[str, JSON]) -> list[dict[str, JSON]]:
-        """A supervisor at the table voided a hit the pool had locked: the pool paid nothing, so
-        the locked amount goes back on the display meter as a recorded correction (NJ
-        13:69D-1.52(f)) naming the table's void; the reset that followed the lock stays."""
-        key = self.hit_key(table, rid, int(mv["position"]))
-        lock = self.locked.get(key)
-        if lock is None or lock.get("voided"):
+        """The table's ``hit_voided`` of the linked level, as its stream carried it."""
+        why = f"hit voided at the table by {mv.get('supervisor')}: {mv.get('reason')}"
+        line = mv.get("line")
+        where = {"seq": int(mv["seq"])}
+        return self._void(table, rid, int(mv["position"]), line and str(line), why, where)
+
+    def _void(
+        self,
+        table: str,
+        rid: int,
+        pos: int,
+        line: str | None,
+        why: str,
+        where: Mapping[str, JSON],
+    ) -> list[dict[str, JSON]]:
+        """A supervisor at the table voided a hit. Locked: the pool paid nothing, so the locked
+        amount goes back on the display meter as a recorded correction (NJ 13:69D-1.52(f));
+        the reset that followed the lock stays. Not locked yet (the void outran its lock
+        request): recorded, so that request is refused when it comes. Once only: the table's
+        stream and a corrected line's lock request may both name the same void. ``where``
+        names the table's entry (``seq``) or the request (``request_seq``)."""
+        key, lock = self.lock_of(table, rid, pos, line)
+        if lock is None:
+            if line is None or key in self.voided:
+                return []
+            self.voided[key] = {"line": line, **where}
+            return [
+                {
+                    "type": "pool_hit_voided",
+                    "table": table,
+                    **where,
+                    "round_id": rid,
+                    "position": pos,
+                    "line": line,
+                    "reason": f"{why} (before the pool locked it: it will not be)"[:200],
+                }
+            ]
+        if lock.get("voided"):
             return []
         cents = int(lock["cents"])
-        why = f"hit voided at the table by {mv.get('supervisor')}: {mv.get('reason')}"
         self.meters.correct("display", cents)
         lock["voided"] = True
         return [
             {
                 "type": "pool_correction",
                 "table": table,
-                "seq": int(mv["seq"]),
+                **where,
                 "round_id": rid,
-                "position": int(mv["position"]),
+                "position": pos,
+                "line": line,
                 "cents": cents,
                 "reason": why[:200],
             }
@@ -262,8 +304,30 @@ class Pool:
         return [{"type": "table_refused", "table": table, "seq": data["seq"], "reason": t.refused}]
 
     @staticmethod
-    def hit_key(table: str, round_id: int, position: int) -> str:
-        return f"{table}:{round_id}:{position}"
+    def hit_key(table: str, round_id: int, position: int, line: str | None) -> str:
+        """The key of one hit: a position's corrected line (NY 5324.41(k)(3)(ii)) is a hit of
+        its own, so the line is part of it."""
+        return f"{table}:{round_id}:{position}:{line}"
+
+    def lock_of(
+        self, table: str, round_id: int, position: int, line: str | None
+    ) -> tuple[str, dict[str, JSON] | None]:
+        """The key of the hit and its lock, if the pool locked it."""
+        key = self.hit_key(table, round_id, position, line)
+        return key, self.locked.get(key)
+
+    def _locks_at(
+        self, table: str, round_id: int, position: int, *, above: str | None = None
+    ) -> list[tuple[str, dict[str, JSON]]]:
+        """The locks of one position of one round (line, lock), highest line first; ``above``:
+        only those of a line above it in the pay table."""
+        names = self.paytable.line_names
+        prefix = self.hit_key(table, round_id, position, "")
+        found = [(k[len(prefix) :], v) for k, v in self.locked.items() if k.startswith(prefix)]
+        found = [(n, v) for n, v in found if n in names]
+        if above is not None:
+            found = [(n, v) for n, v in found if names.index(n) < names.index(above)]
+        return sorted(found, key=lambda nv: names.index(nv[0]))
 
     def check_hit(self, data: Mapping[str, JSON]) -> None:
         """Refuse a hit request that cannot be locked (`PoolError` says why)."""
@@ -285,13 +349,49 @@ class Pool:
         for key in ("round", "position"):
             if not isinstance(data.get(key), int) or isinstance(data.get(key), bool):
                 raise PoolError(f"{key}: must be an integer")
+        names = self.paytable.line_names
+        corrects = data.get("corrects")
+        if corrects is not None and (
+            not isinstance(corrects, str)
+            or corrects not in names
+            or names.index(corrects) >= names.index(line)
+        ):
+            raise PoolError(
+                f"corrects: {corrects!r} is not a line above {line} (a corrected line is the "
+                "right, lower line, NY 5324.41(k)(3)(ii))"
+            )
+        rid, pos = int(data["round"]), int(data["position"])
+        key, lock = self.lock_of(table, rid, pos, line)
+        corrected = any(  # a lower line locked there as the correction of this one
+            held.get("corrects") is not None and names.index(n) > names.index(line)
+            for n, held in self._locks_at(table, rid, pos)
+        )
+        if key in self.voided or (lock is not None and lock.get("voided")) or corrected:
+            raise PoolError(
+                f"table {table} round {data['round']} position {data['position']} {line}: the "
+                "table voided this hit or corrected it to a lower line"
+            )
 
-    def _lock(self, data: Mapping[str, JSON]) -> dict[str, JSON]:
+    def _lock(self, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
         """Lock one hit: pay it from the meter as it stands now (NY 5324.41(k)(6)), reset the
         level (overflow, reserve, then the house), record it with its order (NY
-        5321.18(b)(3)(iii)). The next hit pays from what the reset left."""
+        5321.18(b)(3)(iii)). The next hit pays from what the reset left.
+
+        A corrected line (``corrects``: the line a supervisor voided at that position, NY
+        5324.41(k)(3)(ii)) first undoes the voided hit (`_void`: its lock back on the meter, or
+        recorded as never to be locked), then locks from the meter as it then stands; the
+        table's void, when its stream brings it, finds that done."""
         table, rid, pos = str(data["table"]), int(data["round"]), int(data["position"])
         line, wager = str(data["line"]), int(data["wager_cents"])
+        effects: list[dict[str, JSON]] = []
+        corrects = data.get("corrects")
+        if corrects is not None:
+            why = f"hit corrected at the table to {line} (its lock request)"
+            where = {"request_seq": data.get("request_seq")}
+            # every line above this one at the position is void (a line corrected twice too)
+            for above, _ in self._locks_at(table, rid, pos, above=line):
+                effects.extend(self._void(table, rid, pos, above, why, where))
+            effects.extend(self._void(table, rid, pos, str(corrects), why, where))
         level = self.params.level
         m = self.meters
         meter_now = m.display_cents
@@ -308,6 +408,7 @@ class Pool:
             "round_id": rid,
             "position": pos,
             "line": line,
+            **({} if corrects is None else {"corrects": str(corrects)}),
             "cents": cents,
             "order": self.hits,
             "meter_cents": meter_now,
@@ -316,9 +417,10 @@ class Pool:
             "reset_from": {"overflow": fo, "reserve": fr, "house": fh},
         }
         m.record_hit({k: record[k] for k in ("table", "position", "line", "round_id", "order")})
-        self.locked[self.hit_key(table, rid, pos)] = {
+        self.locked[self.hit_key(table, rid, pos, line)] = {
             "cents": cents,
             "order": self.hits,
             "meter_cents": meter_now,
+            **({} if corrects is None else {"corrects": str(corrects)}),
         }
-        return record
+        return [*effects, record]

@@ -1,6 +1,7 @@
 """The round's side of the link (fsm/round/plan_link.py; NY 5321.18(c), NJ 13:69E-1.39B(d),(e)):
 the linked wager unplayable while the controller is out of reach, a linked hit paid only the
-amount the controller locked, unlinking. The real round machine, no servers."""
+amount the controller locked, a supervisor's corrected line of a linked hit locked by the pool,
+unlinking. The real round machine, no servers."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ from fsm.round.effects import Effect
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
 
-JACKPOT = "natural-royal-flush-and-pair"
+JACKPOT = "natural-royal-flush-and-pair"  # 100% of the meter
+NATURAL = "natural-royal-flush"  # 10% of the meter
+TRIPS = "three-of-a-kind"  # a fixed $2: from the chip tray
 LINK = {"pool": "P1", "level": "progressive"}
 
 
@@ -138,3 +141,61 @@ def test_a_table_first_linked_while_the_controller_is_out_of_reach_is_unplayable
         {"type": "linked_wager", **LINK, "playable": False, "linked": True}
     ]
     assert t.armed(effects) is False
+
+
+def pending_jackpot(t: T, position: int = 2) -> None:
+    t.ev("link_state", up=True, confirmed_seq=1, **LINK)
+    t.ev("chip_detected", position=position)
+    t.ev("lockout_pressed")
+    t.ev("chips_confirmed")
+    t.ev("rng_activated")
+    t.ev("dealt", remaining=4)
+    t.ev("play_complete")
+    t.ev("progressive_outcome", position=position, line=JACKPOT)
+    assert t.m.state == "Open_JackpotPending"
+
+
+def test_a_corrected_line_of_a_linked_hit_is_locked_by_the_pool_then_validated_k3ii() -> None:
+    """NY 5324.41(k)(3)(ii): the supervisor voids the linked hit and names the right, lower line;
+    that line's payout comes off the linked level's meter, the pool's: it is not paid from the
+    table's own meter but becomes a pending hit of its own (``corrects`` the voided line) that
+    the link controller locks and a supervisor validates ((k)(3)(iii)). A late lock of the
+    voided line is refused for it."""
+    t = open_table()
+    pending_jackpot(t)
+    own = t.m.meters()["progressive"]["display_cents"]
+    t.ev("link_hit_locked", position=2, level="progressive", cents=500_000, order=1, pool="P1",
+         line=JACKPOT)  # fmt: skip
+    effects = t.ev("hit_voided", position=2, supervisor="trainer", reason="no pair", line=NATURAL)
+    assert t.refused(effects) is None
+    kinds = [e.TYPE for e in effects]
+    assert "pay" not in kinds and "meter_movement" not in kinds
+    (pending,) = [e.to_json() for e in effects if e.TYPE == "hit_pending"]
+    assert (pending["position"], pending["line"]) == (2, NATURAL)
+    assert t.m.state == "Open_JackpotPending"
+    (hit,) = t.m.snapshot()["round"]["pending"]
+    assert hit == {"position": 2, "level": "progressive", "line": NATURAL, "corrects": JACKPOT}
+    refusal = t.refused(t.ev("hit_validated", position=2, supervisor="trainer"))
+    assert refusal is not None and "not locked" in refusal
+    late = t.ev("link_hit_locked", position=2, level="progressive", cents=500_000, order=1,
+                pool="P1", line=JACKPOT)  # fmt: skip
+    assert "not natural-royal-flush-and-pair" in (t.refused(late) or "")
+    t.ev("link_hit_locked", position=2, level="progressive", cents=60_000, order=2, pool="P1",
+         line=NATURAL)  # fmt: skip
+    effects = t.ev("hit_validated", position=2, supervisor="trainer")
+    (pay,) = [e.to_json() for e in effects if e.TYPE == "pay"]
+    assert (pay["cents"], pay["from"], pay["line"]) == (60_000, "meter", NATURAL)
+    assert pay["voided_line"] == JACKPOT
+    assert t.m.meters()["progressive"]["display_cents"] == own  # the pool's meter was paid
+    assert t.m.state in ("Open_Betting", "Open_Shuffling")
+
+
+def test_a_corrected_linked_line_paid_from_the_chip_tray_is_paid_at_once_k3ii() -> None:
+    """A corrected line of a fixed amount under the meter threshold (NY 5324.41(k)(5)) needs
+    nothing from the pool: paid from the chip tray at once, as at an unlinked table."""
+    t = open_table()
+    pending_jackpot(t)
+    effects = t.ev("hit_voided", position=2, supervisor="trainer", reason="trips", line=TRIPS)
+    (pay,) = [e.to_json() for e in effects if e.TYPE == "pay"]
+    assert (pay["from"], pay["line"], pay["voided_line"]) == ("chip_tray", TRIPS, JACKPOT)
+    assert t.m.state in ("Open_Betting", "Open_Shuffling")
