@@ -429,11 +429,7 @@ class Journal:
         mac = "" if self._key is None else entry_mac(self._key, digest)
         conn = self._conn
         anchor = self._anchor
-        if anchor is not None:  # seq in flight: made durable while SQLite commits it
-            try:
-                anchor.begin(seq, digest)
-            except AnchorError as exc:
-                raise JournalError(f"{self.path}: seq {seq} not appended: {exc}") from exc
+        begun = False
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -449,13 +445,21 @@ class Journal:
                 changed = [row for row in meter_rows if self._meters.get(row[0]) != row[1]]
                 if changed:  # most events move no money: their meter rows stay as they are
                     conn.executemany(_PUT_METER, changed)
+                if anchor is not None:
+                    # seq in flight, made durable while SQLite commits it. Posted just before
+                    # COMMIT, whose flush holds no GIL: the anchor's thread does its Python work
+                    # then, instead of taking the GIL from the statements above.
+                    anchor.begin(seq, digest)
+                    begun = True
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+        except AnchorError as exc:  # a background write had failed: nothing is committed
+            raise JournalError(f"{self.path}: seq {seq} not appended: {exc}") from exc
         except sqlite3.Error as exc:
-            if anchor is not None:
+            if anchor is not None and begun:
                 with contextlib.suppress(AnchorError):  # the commit's failure is the news
                     anchor.abandon()
             raise JournalError(f"{self.path}: append of seq {seq} ({type}) failed: {exc}") from exc
