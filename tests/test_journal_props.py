@@ -18,7 +18,8 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from controller.journal.format import SCHEMA_SQL
+from controller.journal import format as journal_format
+from controller.journal.format import SCHEMA_SQL, CanonicalWriter, canonical_json
 from controller.journal.store import Entry, Journal, verify
 
 TYPES = ("chip_detected", "lockout_pressed", "round_completed", "fault_raised", "rng_drawn")
@@ -112,6 +113,59 @@ def test_any_sequence_of_appends_verifies_and_reads_back(
             stored = list(journal.entries())
         assert stored == made
         assert [(e.ts_ms, e.round_id, e.type, e.data) for e in stored] == evs
+
+
+# Equal under == but not as JSON text: a writer that reused text on == would store the wrong one.
+confusable = st.sampled_from([True, 1, 1.0, 0.0, -0.0, 0, False, 2**70, float(2**70), None, ""])
+not_json = st.sampled_from([float("nan"), float("inf"), b"x", {1, 2}, object()])
+writer_values = st.recursive(
+    json_scalars | confusable,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=3) | st.sampled_from([1, True, 1.0]), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+# few keys and few values: consecutive snapshots often hold equal (==) values under one key
+few = st.lists(st.sampled_from([True, 1, 1.0]), min_size=1, max_size=2) | st.lists(
+    st.sampled_from([0.0, -0.0, 0, False]), min_size=1, max_size=2
+)
+writer_snapshots = st.dictionaries(
+    st.sampled_from(["a", "b", "\u00e9t\u00e9"]),
+    few | few.map(lambda v: {"k": v}) | few.map(tuple) | writer_values | not_json,
+    max_size=3,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(writer_snapshots | writer_values, min_size=1, max_size=10))
+def test_the_writer_s_canonical_text_is_canonical_json_byte_for_byte(values: list[Any]) -> None:
+    """`CanonicalWriter` (the journal writer's encoder, which reuses the text of unchanged parts)
+    gives exactly `canonical_json`'s text, or its exact error, for any sequence of values: the
+    bytes hashed by the chain do not depend on which encoder wrote them, so journals written
+    before verify the same (tests/test_journal_compat.py checks recorded journals)."""
+    default = journal_format._REUSE_FROM
+    for reuse_from in (0, default):  # every container reused, or only the large ones
+        journal_format._REUSE_FROM = reuse_from
+        try:
+            writer = CanonicalWriter()
+            for value in values:
+                try:
+                    expected = canonical_json(value, "snapshot")
+                except ValueError as exc:
+                    expected = f"error: {exc}"
+                try:
+                    got = (
+                        writer.encode_object(value, "snapshot")
+                        if isinstance(value, dict) and all(isinstance(k, str) for k in value)
+                        else writer.encode(value, "snapshot")
+                    )
+                except ValueError as exc:
+                    got = f"error: {exc}"
+                assert got == expected
+        finally:
+            journal_format._REUSE_FROM = default
 
 
 # (table, column, key column) that a tamperer might edit

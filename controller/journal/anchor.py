@@ -169,6 +169,13 @@ class AnchorWriter:
         self._thread: threading.Thread | None = None
         self._closing = False
         self._flushers = 0  # callers waiting for everything to be durable: no lingering
+        # An append's commit is under way (`begin` without its `acknowledge` yet): the thread
+        # waits with a timeout of ACK_LINGER_S, so `acknowledge` need not wake it (a wake-up per
+        # append, and the thread taking the GIL while the owner runs, cost more than the rest of
+        # the anchor's work); ``_polling`` says the thread is in such a wait.
+        self._expecting = False
+        self._polling = False
+        self._acked_at = 0.0  # monotonic time the pending acknowledgement was posted
 
     def write(self, seq: int, digest: str) -> None:
         """Make ``(seq, digest, acked=seq)`` durable before returning (`AnchorError` if not)."""
@@ -189,7 +196,10 @@ class AnchorWriter:
 
     def begin(self, seq: int, digest: str) -> None:
         """Start making ``(seq, digest, acked=seq-1)`` durable on the writer's thread."""
-        self._post(AnchorRecord(seq, digest, seq - 1, self._mac(seq, digest, seq - 1)))
+        record = AnchorRecord(seq, digest, seq - 1, self._mac(seq, digest, seq - 1))
+        with self._cond:
+            self._expecting = True
+            self._post(record, wake=True)
 
     def wait(self) -> None:
         """Return once the record of the last `begin` is durable (`AnchorError` if it failed)."""
@@ -199,43 +209,74 @@ class AnchorWriter:
                 self._cond.wait()
             self._raise_error()
 
-    def acknowledge(self, seq: int, digest: str) -> None:
-        """The commit of ``seq`` returned: write ``acked=seq`` in the background."""
-        self._post(AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq)))
-
-    def _post(self, record: AnchorRecord) -> None:
+    def abandon(self) -> None:
+        """The commit of the last `begin` failed: wait for its record (`wait`); no
+        acknowledgement follows."""
         with self._cond:
-            self._raise_error()
-            if self._pending is None:
-                self._queued += 1
-            self._pending = record  # a record not yet started is superseded, never reordered
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name=f"anchor {self.path.name}", daemon=True
-                )
-                self._thread.start()
+            self._expecting = False
             self._cond.notify_all()
+        self.wait()
+
+    def acknowledge(self, seq: int, digest: str) -> None:
+        """The commit of ``seq`` returned: write ``acked=seq`` in the background, at most
+        ``ACK_LINGER_S`` later unless the next `begin` supersedes it first."""
+        record = AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq))
+        with self._cond:
+            self._expecting = False
+            self._acked_at = time.monotonic()
+            # a thread in its timed wait finds the record by itself, within ACK_LINGER_S
+            self._post(record, wake=not self._polling)
+
+    def _post(self, record: AnchorRecord, *, wake: bool) -> None:
+        """Hand ``record`` to the thread (``self._cond`` held)."""
+        self._raise_error()
+        if self._pending is None:
+            self._queued += 1
+        self._pending = record  # a record not yet started is superseded, never reordered
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name=f"anchor {self.path.name}", daemon=True
+            )
+            self._thread.start()
+        if wake:
+            self._cond.notify_all()
+
+    def _timed_wait(self, timeout: float) -> None:
+        self._polling = True
+        try:
+            self._cond.wait(timeout)
+        finally:
+            self._polling = False
+
+    def _next(self) -> AnchorRecord | None:
+        """The next record to write, once it is due; None when closing (``self._cond`` held)."""
+        while True:
+            record = self._pending
+            urgent = self._flushers or self._closing
+            if record is None:
+                if self._closing:
+                    return None
+                if self._expecting and not urgent:
+                    self._timed_wait(ACK_LINGER_S)  # the acknowledgement comes unannounced
+                else:
+                    self._cond.wait()
+                continue
+            if record.acked == record.seq and not urgent:
+                # An acknowledgement lingers: the next append's record, which says the same
+                # (acked n), supersedes it in a burst, so a burst costs one flush an append.
+                remaining = self._acked_at + ACK_LINGER_S - time.monotonic()
+                if remaining > 0:
+                    self._timed_wait(remaining)
+                    continue
+            self._pending, self._writing = None, True
+            return record
 
     def _run(self) -> None:
         while True:
             with self._cond:
-                while self._pending is None and not self._closing:
-                    self._cond.wait()
-                record = self._pending
+                record = self._next()
                 if record is None:
                     return
-                if record.acked == record.seq and not self._flushers and not self._closing:
-                    # An acknowledgement lingers: the next append's record, which says the same
-                    # (acked n), supersedes it in a burst, so a burst costs one flush an append.
-                    deadline = time.monotonic() + ACK_LINGER_S
-                    while self._pending is record and not self._flushers and not self._closing:
-                        remaining = deadline - time.monotonic()
-                        if remaining <= 0:
-                            break
-                        self._cond.wait(remaining)
-                    if self._pending is not record:
-                        continue
-                self._pending, self._writing = None, True
             error: AnchorError | None = None
             try:
                 self._write(record)

@@ -10,8 +10,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import marshal
+from _json import make_encoder as c_make_encoder  # what json.JSONEncoder.encode calls
 from collections.abc import Mapping
 from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii
 from typing import Any
 
 JSON = Any
@@ -153,6 +156,112 @@ def canonical_json(value: JSON, what: str) -> str:
         raise ValueError(f"{what}: not JSON-serialisable: {exc}") from exc
 
 
+class CanonicalWriter:
+    """`canonical_json` for the journal's writer, which encodes much the same snapshot on every
+    append: the same bytes, for less work. One instance per writer (not thread-safe).
+
+    It keeps one instance of the C encoder that ``json.JSONEncoder.encode`` builds on each call
+    (the same arguments as `_CANONICAL`, so the same output), and in `encode_object` it reuses the
+    text of each top-level list or dict value that is the same as in the previous call under its
+    key. "The same" is decided on ``marshal.dumps(value, 2)``: equal bytes mean equal types and
+    values all the way down (``True`` is not ``1``, ``1`` is not ``1.0``, ``-0.0`` is not
+    ``0.0``, a tuple is not a list), where ``==`` would call them equal and the text would
+    differ; a value marshal refuses (a subclass, a foreign type) is simply encoded.
+    ``tests/test_journal_props.py`` checks both against `canonical_json` on random values.
+    """
+
+    def __init__(self) -> None:
+        self._fresh()
+        self._keys: dict[str, str] = {}  # key -> its encoding and the colon
+        self._parts: dict[str, tuple[bytes, str]] = {}  # key -> (marshal of value, '"key":text')
+
+    def _fresh(self) -> None:
+        # A fresh instance after any failure: the encoder's cycle markers may be left filled.
+        self._c = c_make_encoder(
+            {}, _not_json, encode_basestring_ascii, None, ":", ",", True, False, False
+        )
+
+    def encode(self, value: JSON, what: str) -> str:
+        """`canonical_json` (the same text, the same ``ValueError``)."""
+        if type(value) is str:
+            return encode_basestring_ascii(value)
+        try:
+            return "".join(self._c(value, 0))
+        except (TypeError, ValueError) as exc:
+            self._fresh()
+            raise ValueError(f"{what}: not JSON-serialisable: {exc}") from exc
+        except BaseException:
+            self._fresh()
+            raise
+
+    def encode_object(self, value: Mapping[str, JSON], what: str) -> str:
+        """`canonical_json` of a JSON object with string keys (`check_json_object`)."""
+        if type(value) is not dict:
+            return self.encode(value, what)
+        keys, parts, out = self._keys, self._parts, []
+        if len(parts) > 4096:  # keys come from our own snapshots; never grow without bound
+            parts.clear()
+        for key in sorted(value):
+            item = value[key]
+            kind = type(item)
+            if (kind is list or kind is dict) and item:
+                known = parts.get(key)
+                if known is _SMALL:  # encoding it costs less than telling it is unchanged
+                    part = self._key(keys, key) + self.encode(item, what)
+                    if len(part) >= _REUSE_FROM:  # grown: worth a fingerprint from now on
+                        self._remember(key, item, part)
+                    out.append(part)
+                    continue
+                try:
+                    fingerprint: bytes | None = marshal.dumps(item, 2)
+                except ValueError:  # not marshal's own types all the way down: no reuse
+                    fingerprint = None
+                if known is not None and known[0] == fingerprint:
+                    out.append(known[1])
+                    continue
+                part = self._key(keys, key) + self.encode(item, what)
+                if fingerprint is not None:
+                    parts[key] = (fingerprint, part) if len(part) >= _REUSE_FROM else _SMALL
+                out.append(part)
+            elif kind is str:
+                out.append(self._key(keys, key) + encode_basestring_ascii(item))
+            elif kind is int and -_BIG < item < _BIG:  # the C encoder's text (bool, None too)
+                out.append(self._key(keys, key) + int.__repr__(item))
+            elif kind is bool:
+                out.append(self._key(keys, key) + ("true" if item else "false"))
+            elif item is None:
+                out.append(self._key(keys, key) + "null")
+            else:
+                out.append(self._key(keys, key) + self.encode(item, what))
+        return "{" + ",".join(out) + "}"
+
+    def _remember(self, key: str, item: JSON, part: str) -> None:
+        try:
+            self._parts[key] = (marshal.dumps(item, 2), part)
+        except ValueError:
+            self._parts.pop(key, None)
+
+    @staticmethod
+    def _key(keys: dict[str, str], key: str) -> str:
+        text = keys.get(key)
+        if text is None:
+            if len(keys) > 4096:
+                keys.clear()
+            text = keys[key] = encode_basestring_ascii(key) + ":"
+        return text
+
+
+#: A key whose container value encodes shorter than this (in characters) is not fingerprinted
+#: again: marshal and compare would cost about what encoding it does.
+_REUSE_FROM = 160
+_BIG = 10**18  # larger ints go through the encoder (its digit limit, its error message)
+_SMALL: tuple[bytes, str] = (b"", "")
+
+
+def _not_json(value: object) -> None:
+    raise TypeError(f"Object of type {value.__class__.__name__} is not JSON serializable")
+
+
 def hash_preimage(
     seq: int,
     ts_ms: int,
@@ -171,9 +280,14 @@ def hash_preimage(
     """
     round_text = "null" if round_id is None else str(round_id)
     return (
-        f"[{seq},{ts_ms},{round_text},{_CANONICAL.encode(type_)},{data_json},"
-        f"{_CANONICAL.encode(prev_hash)},{_CANONICAL.encode(state_hash)}]"
+        f"[{seq},{ts_ms},{round_text},{_string(type_)},{data_json},"
+        f"{_string(prev_hash)},{_string(state_hash)}]"
     )
+
+
+def _string(value: str) -> str:
+    """``_CANONICAL.encode(value)``: for a str that is `encode_basestring_ascii` itself."""
+    return encode_basestring_ascii(value) if type(value) is str else _CANONICAL.encode(value)
 
 
 def entry_hash(
@@ -193,7 +307,7 @@ def entry_hash(
 def meters_json(rows: Mapping[str, str]) -> str:
     """The canonical JSON object of the stored meter rows (level -> stored canonical values
     text), spliced without re-encoding: equal to ``canonical_json({level: values, ...})``."""
-    return "{" + ",".join(f"{_CANONICAL.encode(k)}:{rows[k]}" for k in sorted(rows)) + "}"
+    return "{" + ",".join(f"{_string(k)}:{rows[k]}" for k in sorted(rows)) + "}"
 
 
 def state_hash(snapshot_json: str, meters_text: str, rounds: int) -> str:

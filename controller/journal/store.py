@@ -43,6 +43,7 @@ from controller.journal.format import (
     PRAGMAS,
     SCHEMA_SQL,
     SCHEMA_VERSION,
+    CanonicalWriter,
     Entry,
     JournalError,
     StorageFault,
@@ -85,6 +86,8 @@ _PUT_METER = (
     'INSERT INTO meters (level, "values") VALUES (?, ?)'
     ' ON CONFLICT (level) DO UPDATE SET "values" = excluded."values"'
 )
+# The row exists once seq 1 is committed (power-up checks it): a plain UPDATE is less work.
+_SET_STATE = "UPDATE state SET seq = ?, hash = ?, rounds = ?, snapshot = ? WHERE id = 1"
 _COLUMNS = "seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac"
 _SELECT_ENTRIES = f"SELECT {_COLUMNS} FROM journal WHERE seq >= ? AND seq <= ? ORDER BY seq"
 #: The small tables power-up checks page by page (the journal table is checked by verify).
@@ -117,6 +120,8 @@ class Journal:
         self._last_hash = last_hash
         self._rounds = rounds
         self._meters: dict[str, str] = dict(meters or {})
+        self._meters_text = meters_json(self._meters)  # what the state hash splices in
+        self._encoder = CanonicalWriter()
         self._key = key
         self._anchor = anchor
         self.meta: dict[str, str] = dict(meta or {})
@@ -403,30 +408,28 @@ class Journal:
             raise ValueError(f"round_id: must be an int or None, got {round_id!r}")
         if not isinstance(type, str) or not type:
             raise ValueError(f"type: must be a non-empty string, got {type!r}")
-        data_json = canonical_json(check_json_object(data, "data"), "data")
-        snapshot_json = canonical_json(check_json_object(snapshot, "snapshot"), "snapshot")
+        encoder = self._encoder  # canonical_json's text, reusing what did not change
+        data_json = encoder.encode(check_json_object(data, "data"), "data")
+        snapshot_json = encoder.encode_object(check_json_object(snapshot, "snapshot"), "snapshot")
         meter_rows = [
-            (level, canonical_json(check_json_object(values, f"meters[{level!r}]"), "meters"))
+            (level, encoder.encode(check_json_object(values, f"meters[{level!r}]"), "meters"))
             for level, values in check_json_object(meters, "meters").items()
         ]
         all_meters = {**self._meters, **dict(meter_rows)}
         if len(all_meters) != len(meter_rows):
             missing = sorted(set(self._meters) - {level for level, _ in meter_rows})
             raise ValueError(f"meters: must name every stored level; missing {missing}")
+        meters_text = self._meters_text if all_meters == self._meters else meters_json(all_meters)
         seq = self._last_seq + 1
         prev = self._last_hash
         data_obj = json.loads(data_json)  # decoded once: the round count and the Entry
         rounds = self._rounds + (1 if completes_a_round(type, data_obj) else 0)
-        s_hash = state_hash(snapshot_json, meters_json(all_meters), rounds)
+        s_hash = state_hash(snapshot_json, meters_text, rounds)
         digest = entry_hash(seq, ts_ms, round_id, type, data_json, prev, s_hash)
         mac = "" if self._key is None else entry_mac(self._key, digest)
         conn = self._conn
         anchor = self._anchor
-        if anchor is not None:  # seq in flight: made durable while SQLite commits it
-            try:
-                anchor.begin(seq, digest)
-            except AnchorError as exc:
-                raise JournalError(f"{self.path}: seq {seq} not appended: {exc}") from exc
+        begun = False
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -434,24 +437,37 @@ class Journal:
                     _INSERT_ENTRY,
                     (seq, ts_ms, round_id, type, data_json, prev, s_hash, digest, mac),
                 )
-                conn.execute(_PUT_STATE, (seq, digest, rounds, snapshot_json))
+                state_row = (seq, digest, rounds, snapshot_json)
+                if seq == 1:
+                    conn.execute(_PUT_STATE, state_row)
+                elif conn.execute(_SET_STATE, state_row).rowcount != 1:
+                    raise sqlite3.DatabaseError("the state row is missing")
                 changed = [row for row in meter_rows if self._meters.get(row[0]) != row[1]]
                 if changed:  # most events move no money: their meter rows stay as they are
                     conn.executemany(_PUT_METER, changed)
+                if anchor is not None:
+                    # seq in flight, made durable while SQLite commits it. Posted just before
+                    # COMMIT, whose flush holds no GIL: the anchor's thread does its Python work
+                    # then, instead of taking the GIL from the statements above.
+                    anchor.begin(seq, digest)
+                    begun = True
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+        except AnchorError as exc:  # a background write had failed: nothing is committed
+            raise JournalError(f"{self.path}: seq {seq} not appended: {exc}") from exc
         except sqlite3.Error as exc:
-            if anchor is not None:
+            if anchor is not None and begun:
                 with contextlib.suppress(AnchorError):  # the commit's failure is the news
-                    anchor.wait()
+                    anchor.abandon()
             raise JournalError(f"{self.path}: append of seq {seq} ({type}) failed: {exc}") from exc
         self._last_seq = seq
         self._last_hash = digest
         self._rounds = rounds
         self._meters = all_meters
+        self._meters_text = meters_text
         if anchor is not None:
             try:
                 anchor.wait()
