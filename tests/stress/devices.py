@@ -67,15 +67,27 @@ def device_faults(workdir: Path, rounds: int = 4) -> DeviceResult:
     with concurrent.futures.ThreadPoolExecutor(3) as pool:  # each mostly waits on its ptys
         futures = [
             pool.submit(
-                _device_case, workdir / f"device{i}.db", spec, device, codes, rounds, result
+                _device_case,
+                workdir / f"device{i}.db",
+                spec,
+                device,
+                codes,
+                _rounds(spec, rounds),
+                result,
             )
             for i, (spec, (device, codes)) in enumerate(CASES.items())
         ]
         for future in futures:
             future.result()
     result.faults = len(result.specs)
-    result.rounds = rounds * len(result.specs)
+    result.rounds = sum(_rounds(spec, rounds) for spec in result.specs)
     return result
+
+
+def _rounds(spec: str, rounds: int) -> int:
+    # line noise is a rate over time (drivers/serial/noise.py): under load a 4-round run can end
+    # before the adapter's check sees the burst (as in tests/test_simulate.py)
+    return max(rounds, 10) if spec.startswith("garbage") else rounds
 
 
 def _device_case(
