@@ -35,7 +35,7 @@ from typing import Any
 
 from tests.stress import devices, storage
 from tests.stress.disk import build_recorder
-from tests.stress.longrun import growth
+from tests.stress.longrun import growth, problems
 from tests.stress.powercut import ROOT, ChainResult, StressFailure, run_chain
 
 #: The full run's counts (scale 1).
@@ -233,13 +233,9 @@ def main(argv: list[str]) -> int:
             "heap_kib_per_1000_rounds": round(growth(samples, "heap_kib"), 1),
             "threads_per_1000_rounds": round(growth(samples, "threads"), 2),
         }
-        lr = figures["long_run"]
-        if lr["threads_per_1000_rounds"] > 0:
-            raise StressFailure(f"the thread count grows: {samples}")
-        if lr["heap_kib_per_1000_rounds"] > 256:
-            raise StressFailure(
-                f"the Python heap grows {lr['heap_kib_per_1000_rounds']} KiB per 1,000 rounds"
-            )
+        grows = problems(samples)
+        if grows:
+            raise StressFailure("; ".join(grows))
 
     if long_proc is not None:
         phase("long run", long_run)
