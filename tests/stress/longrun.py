@@ -134,11 +134,12 @@ def run(
             _quiet(service)
             cached = _claims.cache_info().currsize
             _claims.cache_clear()
+            blocks = sys.getallocatedblocks()  # before the walk: its own blocks are freed
             sample = {
                 "rounds": service.owner.public.rounds_completed,
                 "rss_kib": rss_kib(),
                 "heap_kib": heap_bytes() // 1024,
-                "blocks": sys.getallocatedblocks(),
+                "blocks": blocks,
                 "threads": threading.active_count(),
                 "claims_cached": cached,
                 "seconds": round(time.monotonic() - t0, 1),
