@@ -68,7 +68,7 @@ def heap_bytes() -> int:
     collector's objects and from the frames of every other thread (a running function's locals
     are in no container). Untracked objects (str, bytes, int, atomic tuples and dicts) count
     through whatever holds them. The caller's own thread is left out: its frames are the
-    sampler's. Costs about a second per sample, nothing between samples."""
+    sampler's. About half a second per sample, nothing between samples."""
     gc.collect()
     me = threading.get_ident()
     stack: list[Any] = gc.get_objects()
