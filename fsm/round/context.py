@@ -15,7 +15,7 @@ from typing import Any
 
 from fsm.round import states as S
 from fsm.round.banking import BankRotation
-from fsm.round.config import GameConfig
+from fsm.round.config import GameConfig, ProgressiveLevel
 from fsm.round.constants import SNAPSHOT_VERSION, STACKS
 from fsm.round.effects import (
     Effect,
@@ -389,14 +389,21 @@ class Round:
         linked = self.linked_level()
         if linked is None:
             return None
-        best = self.best_now(self.config.table.implied(line))
-        assert best is not None, "a hit has at least one line"
-        paid, payout = best
-        level = self.config.level_for_line(paid).name
-        wager = self.config.progressive_wager_cents
-        if level != linked or not self.config.table.deducted_from_meter(paid, wager, payout):
+        _, _, level, deducted = self.payout_now(self.config.table.implied(line))
+        if level.name != linked or not deducted:
             return None
-        return {"position": area, "level": level, "line": line}
+        return {"position": area, "level": level.name, "line": line}
+
+    def payout_now(self, lines: Iterable[str]) -> tuple[str, int, ProgressiveLevel, bool]:
+        """How a hit of ``lines`` would be paid at this moment: its best line, the payout, that
+        line's level, and whether the payout is deducted from the meter ((k)(5)) rather than
+        paid from the chip tray."""
+        cfg = self.config
+        best = self.best_now(lines)
+        assert best is not None, "a hit has at least one line"
+        line, payout = best
+        deducted = cfg.table.deducted_from_meter(line, cfg.progressive_wager_cents, payout)
+        return line, payout, cfg.level_for_line(line), deducted
 
     def pay_hit(
         self,
@@ -413,14 +420,10 @@ class Round:
         made a fixed line the best) comes from the chip tray."""
         cfg = self.config
         r = self.r
-        wager = cfg.progressive_wager_cents
-        best = self.best_now(lines)
-        assert best is not None, "a hit has at least one line"
-        line, payout = best
-        level = cfg.level_for_line(line)
+        line, payout, level, deducted = self.payout_now(lines)
         lm = self.meters[level.name]
         r.outcomes[area] = line
-        if not cfg.table.deducted_from_meter(line, wager, payout):
+        if not deducted:
             lm.pay_from_tray(payout)
             self.emit(
                 Pay(area, level.name, line, payout, "chip_tray", supervisor, via, None, voided_line)
