@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from controller.journal.anchor import AnchorError, AnchorWriter, default_anchor_path, read_anchor
+from controller.journal.anchor import (
+    ACK_LINGER_S,
+    AnchorError,
+    AnchorWriter,
+    default_anchor_path,
+    read_anchor,
+)
 from controller.journal.audit import verify
 from controller.journal.format import JournalError, StorageFault
 from controller.journal.store import Journal
@@ -145,3 +152,55 @@ def test_a_garbage_anchor_is_an_error_naming_the_file(tmp_path: Path) -> None:
     path.write_bytes(b"PGA3 1 2 3\n" * 40)
     with pytest.raises(AnchorError, match=r"x\.anchor: no valid record"):
         read_anchor(path)
+
+
+def test_an_idle_journal_s_anchor_acknowledges_its_last_entry_without_a_close(
+    tmp_path: Path,
+) -> None:
+    """Nothing follows the last append (an idle table): its acknowledgement is written by the
+    anchor's thread on its own, ACK_LINGER_S after the record, so the window in which the loss of
+    that entry would pass for an entry in flight closes without a clean stop."""
+    db = tmp_path / "j.db"
+    journal = Journal.open(db, created_ms=0)
+    try:
+        _append(journal, 3)
+        head = journal.last_hash
+        deadline = time.monotonic() + 5.0  # generous: ACK_LINGER_S is 5 ms
+        record = read_anchor(default_anchor_path(db))
+        while record is not None and record.acked < 3 and time.monotonic() < deadline:
+            time.sleep(ACK_LINGER_S)
+            record = read_anchor(default_anchor_path(db))
+        assert record is not None and (record.seq, record.acked, record.hash) == (3, 3, head)
+    finally:
+        journal.close()
+
+
+def test_a_begin_whose_wait_never_came_is_waited_for_by_the_next(tmp_path: Path) -> None:
+    """An append interrupted between its record and its wait (an exception in between) must not
+    wedge the writer: the next `begin` first waits for the outstanding record, and the records
+    stay in order (the later seq wins)."""
+    path = tmp_path / "x.anchor"
+    writer = AnchorWriter(path)
+    writer.begin(1, "ab" * 32)
+    writer.begin(2, "cd" * 32)
+    writer.wait()
+    writer.acknowledge(2, "cd" * 32)
+    writer.close()
+    record = read_anchor(path)
+    assert record is not None and (record.seq, record.acked, record.hash) == (2, 2, "cd" * 32)
+
+
+def test_an_abandoned_commit_leaves_its_seq_in_flight_and_acknowledges_nothing(
+    tmp_path: Path,
+) -> None:
+    """The commit of seq 2 failed (`abandon`): its record stays ``seq 2, acked 1`` — in flight,
+    never acknowledged — even after the writer has lingered and closed."""
+    path = tmp_path / "x.anchor"
+    writer = AnchorWriter(path)
+    writer.write(1, "ab" * 32)
+    writer.begin(2, "cd" * 32)
+    writer.abandon()
+    time.sleep(4 * ACK_LINGER_S)
+    writer.close()
+    record = read_anchor(path)
+    assert record is not None and (record.seq, record.acked) == (2, 1)

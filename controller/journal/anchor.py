@@ -32,7 +32,6 @@ import hashlib
 import hmac
 import os
 import threading
-import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -140,10 +139,18 @@ def read_anchor(path: str | Path) -> AnchorRecord | None:
 class AnchorWriter:
     """Keeps the anchor file open and writes one slot per record (``pwrite`` + ``fdatasync``).
 
-    `write` is synchronous (power-up's catch-up). An append uses `begin` (seq n in flight: the
-    write starts on the writer's thread while the caller commits), `wait` (it is durable) and
-    `acknowledge` (the commit returned: ``acked n`` written in the background, superseded by the
-    next `begin`). A failed background write is raised by the next `begin`, `wait` or `close`.
+    `write` and `settle` are synchronous (power-up's catch-up). An append uses `begin` (seq n in
+    flight: the write starts on the writer's thread while the caller commits), `wait` (it is
+    durable) and `acknowledge` (the commit returned: ``acked n`` written in the background,
+    superseded by the next `begin`). A failed background write is raised by the next `begin`,
+    `wait`, `flush` or `close`.
+
+    The hand-over is two plain locks used as semaphores (``_go``: a job for the thread; ``_done``:
+    it is finished), one job at a time: one wake-up of the thread per append and at most one of
+    the caller, where a `threading.Condition` cost several (``bench_journal``). The
+    acknowledgement needs no wake-up at all: after writing seq n's record the thread waits for
+    its next job with a timeout of ``ACK_LINGER_S`` and, when that passes, writes the
+    acknowledgement the caller has posted meanwhile (a plain attribute).
     """
 
     def __init__(self, path: str | Path, key: bytes | None = None) -> None:
@@ -160,26 +167,22 @@ class AnchorWriter:
                 _fsync_dir(self.path.parent)
         except OSError as exc:
             raise AnchorError(f"anchor {self.path}: cannot open for writing: {exc}") from exc
-        self._cond = threading.Condition()
-        self._pending: AnchorRecord | None = None  # the next record the thread writes
-        self._writing = False
-        self._written = 0  # records made durable (or failed), to wait for one
-        self._queued = 0
-        self._error: AnchorError | None = None
+        self._go = threading.Lock()  # held while the thread has no job; released: a job
+        self._go.acquire()
+        self._done = threading.Lock()  # held until the thread has finished the job
+        self._done.acquire()
+        # (kind, seq, hash), set before ``_go`` is released. The thread builds the records (and
+        # their MACs) itself, while the caller's COMMIT holds no GIL.
+        self._job: tuple[str, int, str] = ("", 0, "")
+        self._outstanding = False  # a job was handed over and its ``_done`` not yet taken
+        self._ack: tuple[int, str] | None = None  # posted by `acknowledge`: (seq, hash)
+        self._abandoned = False  # the commit of the last `begin` failed: no acknowledgement
+        self._error: AnchorError | None = None  # the first failed write not yet raised
         self._thread: threading.Thread | None = None
-        self._closing = False
-        self._flushers = 0  # callers waiting for everything to be durable: no lingering
-        # An append's commit is under way (`begin` without its `acknowledge` yet): the thread
-        # waits with a timeout of ACK_LINGER_S, so `acknowledge` need not wake it (a wake-up per
-        # append, and the thread taking the GIL while the owner runs, cost more than the rest of
-        # the anchor's work); ``_polling`` says the thread is in such a wait.
-        self._expecting = False
-        self._polling = False
-        self._acked_at = 0.0  # monotonic time the pending acknowledgement was posted
 
     def write(self, seq: int, digest: str) -> None:
         """Make ``(seq, digest, acked=seq)`` durable before returning (`AnchorError` if not)."""
-        self._idle()
+        self.flush()
         self._write(AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq)))
 
     def settle(self, seq: int, digest: str) -> None:
@@ -189,121 +192,89 @@ class AnchorWriter:
         being written, and a SIGKILL between the two left an anchor naming the old entry at that
         seq: a storage fault ("rewritten or replaced") after a plain kill (found by
         `make stress`)."""
-        self._idle()
+        self.flush()
         record = AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq))
         for slot in (seq % 2, 1 - seq % 2):  # torn at any point: the other slot stays valid
             self._write(record, slot)
 
     def begin(self, seq: int, digest: str) -> None:
         """Start making ``(seq, digest, acked=seq-1)`` durable on the writer's thread."""
-        record = AnchorRecord(seq, digest, seq - 1, self._mac(seq, digest, seq - 1))
-        with self._cond:
-            self._expecting = True
-            self._post(record, wake=True)
+        if self._outstanding:  # a `begin` whose `wait` never came (an interrupted append)
+            self.wait()
+        self._raise_error()
+        self._abandoned = False
+        self._hand_over("begin", seq, digest)
 
     def wait(self) -> None:
         """Return once the record of the last `begin` is durable (`AnchorError` if it failed)."""
-        with self._cond:
-            target = self._queued
-            while self._written < target and self._error is None:
-                self._cond.wait()
-            self._raise_error()
+        if self._outstanding:
+            self._done.acquire()
+            self._outstanding = False
+        self._raise_error()
 
     def abandon(self) -> None:
         """The commit of the last `begin` failed: wait for its record (`wait`); no
         acknowledgement follows."""
-        with self._cond:
-            self._expecting = False
-            self._cond.notify_all()
+        self._abandoned = True
         self.wait()
 
     def acknowledge(self, seq: int, digest: str) -> None:
         """The commit of ``seq`` returned: write ``acked=seq`` in the background, at most
-        ``ACK_LINGER_S`` later unless the next `begin` supersedes it first."""
-        record = AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq))
-        with self._cond:
-            self._expecting = False
-            self._acked_at = time.monotonic()
-            # a thread in its timed wait finds the record by itself, within ACK_LINGER_S
-            self._post(record, wake=not self._polling)
+        ``ACK_LINGER_S`` after its record unless the next `begin` supersedes it first."""
+        self._ack = (seq, digest)
 
-    def _post(self, record: AnchorRecord, *, wake: bool) -> None:
-        """Hand ``record`` to the thread (``self._cond`` held)."""
-        self._raise_error()
-        if self._pending is None:
-            self._queued += 1
-        self._pending = record  # a record not yet started is superseded, never reordered
+    def flush(self) -> None:
+        """Wait until every record posted is durable (`AnchorError` if one failed)."""
+        self.wait()
+        if self._thread is not None:
+            self._hand_over("flush")
+            self.wait()
+
+    def _hand_over(self, kind: str, seq: int = 0, digest: str = "") -> None:
+        """Give the thread its next job (none is outstanding)."""
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._run, name=f"anchor {self.path.name}", daemon=True
             )
             self._thread.start()
-        if wake:
-            self._cond.notify_all()
-
-    def _timed_wait(self, timeout: float) -> None:
-        self._polling = True
-        try:
-            self._cond.wait(timeout)
-        finally:
-            self._polling = False
-
-    def _next(self) -> AnchorRecord | None:
-        """The next record to write, once it is due; None when closing (``self._cond`` held)."""
-        while True:
-            record = self._pending
-            urgent = self._flushers or self._closing
-            if record is None:
-                if self._closing:
-                    return None
-                if self._expecting and not urgent:
-                    self._timed_wait(ACK_LINGER_S)  # the acknowledgement comes unannounced
-                else:
-                    self._cond.wait()
-                continue
-            if record.acked == record.seq and not urgent:
-                # An acknowledgement lingers: the next append's record, which says the same
-                # (acked n), supersedes it in a burst, so a burst costs one flush an append.
-                remaining = self._acked_at + ACK_LINGER_S - time.monotonic()
-                if remaining > 0:
-                    self._timed_wait(remaining)
-                    continue
-            self._pending, self._writing = None, True
-            return record
+        self._job = (kind, seq, digest)
+        self._outstanding = True
+        self._go.release()
 
     def _run(self) -> None:
+        awaiting = 0  # the seq whose acknowledgement is due (0: none)
         while True:
-            with self._cond:
-                record = self._next()
-                if record is None:
-                    return
-            error: AnchorError | None = None
-            try:
-                self._write(record)
-            except AnchorError as exc:
-                error = exc
-            with self._cond:
-                self._writing = False
-                self._written += 1
-                if error is not None and self._error is None:
-                    self._error = error
-                self._cond.notify_all()
+            if awaiting:
+                if not self._go.acquire(timeout=ACK_LINGER_S):
+                    ack = self._ack
+                    if ack is not None and ack[0] == awaiting:
+                        self._background(*ack, ack[0])
+                        awaiting = 0
+                    elif self._abandoned:
+                        awaiting = 0
+                    continue  # the commit is still under way: wait on
+            else:
+                self._go.acquire()
+            kind, seq, digest = self._job
+            if kind == "begin":
+                self._ack = None  # superseded: this record says acked n - 1 too
+                self._background(seq, digest, seq - 1)
+                awaiting = seq
+            elif kind == "flush":
+                ack = self._ack
+                if awaiting and ack is not None and ack[0] == awaiting:
+                    self._background(*ack, ack[0])
+                self._ack, awaiting = None, 0
+            self._done.release()
+            if kind == "close":
+                return
 
-    def flush(self) -> None:
-        """Wait until every record posted is durable (`AnchorError` if one failed)."""
-        self._idle()
-
-    def _idle(self) -> None:
-        """Wait until no record is pending or being written; raise a background failure."""
-        with self._cond:
-            self._flushers += 1
-            self._cond.notify_all()
-            try:
-                while (self._pending is not None or self._writing) and self._error is None:
-                    self._cond.wait()
-                self._raise_error()
-            finally:
-                self._flushers -= 1
+    def _background(self, seq: int, digest: str, acked: int) -> None:
+        try:
+            self._write(AnchorRecord(seq, digest, acked, self._mac(seq, digest, acked)))
+        except AnchorError as exc:
+            if self._error is None:
+                self._error = exc
 
     def _raise_error(self) -> None:
         if self._error is not None:
@@ -328,12 +299,15 @@ class AnchorWriter:
         `AnchorError` if a background write failed (the file is closed all the same)."""
         try:
             if self._fd >= 0:
-                self._idle()
+                self.flush()
         finally:
-            with self._cond:
-                self._closing = True
-                self._cond.notify_all()
+            if self._outstanding:
+                self._done.acquire()
+                self._outstanding = False
             if self._thread is not None:
+                self._hand_over("close")
+                self._done.acquire()
+                self._outstanding = False
                 self._thread.join()
                 self._thread = None
             if self._fd >= 0:

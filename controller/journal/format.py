@@ -174,6 +174,7 @@ class CanonicalWriter:
         self._fresh()
         self._keys: dict[str, str] = {}  # key -> its encoding and the colon
         self._parts: dict[str, tuple[bytes, str]] = {}  # key -> (marshal of value, '"key":text')
+        self._calls = 0
 
     def _fresh(self) -> None:
         # A fresh instance after any failure: the encoder's cycle markers may be left filled.
@@ -195,51 +196,48 @@ class CanonicalWriter:
             raise
 
     def encode_object(self, value: Mapping[str, JSON], what: str) -> str:
-        """`canonical_json` of a JSON object with string keys (`check_json_object`)."""
+        """`canonical_json` of a JSON object with string keys (`check_json_object`).
+
+        An object's canonical text is its members' ``"key":value`` texts in key order, so each
+        run of consecutive members that are not reused is encoded as one sub-object (its braces
+        dropped) between the reused parts: one C call per run, not one Python step per member."""
         if type(value) is not dict:
             return self.encode(value, what)
-        keys, parts, out = self._keys, self._parts, []
-        if len(parts) > 4096:  # keys come from our own snapshots; never grow without bound
-            parts.clear()
+        parts = self._parts
+        self._calls += 1
+        if len(parts) > 4096 or self._calls % _RELEARN_EVERY == 0:
+            parts.clear()  # sizes are learnt again (a value first seen small may have grown)
+        out: list[str] = []
+        run: dict[str, JSON] = {}
         for key in sorted(value):
             item = value[key]
             kind = type(item)
-            if (kind is list or kind is dict) and item:
-                known = parts.get(key)
-                if known is _SMALL:  # encoding it costs less than telling it is unchanged
-                    part = self._key(keys, key) + self.encode(item, what)
-                    if len(part) >= _REUSE_FROM:  # grown: worth a fingerprint from now on
-                        self._remember(key, item, part)
-                    out.append(part)
-                    continue
-                try:
-                    fingerprint: bytes | None = marshal.dumps(item, 2)
-                except ValueError:  # not marshal's own types all the way down: no reuse
-                    fingerprint = None
-                if known is not None and known[0] == fingerprint:
-                    out.append(known[1])
-                    continue
-                part = self._key(keys, key) + self.encode(item, what)
+            if not ((kind is list or kind is dict) and item):
+                run[key] = item
+                continue
+            known = parts.get(key)
+            if known is _SMALL:  # encoding it costs less than telling it is unchanged
+                run[key] = item
+                continue
+            try:
+                fingerprint: bytes | None = marshal.dumps(item, 2)
+            except ValueError:  # not marshal's own types all the way down: no reuse
+                fingerprint = None
+            if known is not None and known[0] == fingerprint:
+                part = known[1]
+            else:
+                part = self._key(self._keys, key) + self.encode(item, what)
                 if fingerprint is not None:
                     parts[key] = (fingerprint, part) if len(part) >= _REUSE_FROM else _SMALL
-                out.append(part)
-            elif kind is str:
-                out.append(self._key(keys, key) + encode_basestring_ascii(item))
-            elif kind is int and -_BIG < item < _BIG:  # the C encoder's text (bool, None too)
-                out.append(self._key(keys, key) + int.__repr__(item))
-            elif kind is bool:
-                out.append(self._key(keys, key) + ("true" if item else "false"))
-            elif item is None:
-                out.append(self._key(keys, key) + "null")
-            else:
-                out.append(self._key(keys, key) + self.encode(item, what))
+            if run:
+                out.append(self.encode(run, what)[1:-1])
+                run = {}
+            out.append(part)
+        if not out:
+            return self.encode(run, what)
+        if run:
+            out.append(self.encode(run, what)[1:-1])
         return "{" + ",".join(out) + "}"
-
-    def _remember(self, key: str, item: JSON, part: str) -> None:
-        try:
-            self._parts[key] = (marshal.dumps(item, 2), part)
-        except ValueError:
-            self._parts.pop(key, None)
 
     @staticmethod
     def _key(keys: dict[str, str], key: str) -> str:
@@ -254,7 +252,8 @@ class CanonicalWriter:
 #: A key whose container value encodes shorter than this (in characters) is not fingerprinted
 #: again: marshal and compare would cost about what encoding it does.
 _REUSE_FROM = 160
-_BIG = 10**18  # larger ints go through the encoder (its digit limit, its error message)
+#: Every so many calls the sizes are learnt again: a value first seen small may have grown.
+_RELEARN_EVERY = 1024
 _SMALL: tuple[bytes, str] = (b"", "")
 
 
