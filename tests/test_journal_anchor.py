@@ -1,18 +1,22 @@
-"""The head anchor's protocol: seq n's record is made durable while SQLite commits seq n (``acked
-n-1``: n in flight), then ``acked n`` once the commit returned. What that proves and allows, on
-real files (real SQLite, the real anchor file, the real writer thread):
+"""The head anchor's protocol: seq n's record (``seq n, hash, acked n``) is posted once SQLite's
+commit of seq n has returned and written on the anchor's thread beside the next append's COMMIT
+(durable when that append returns), or on its own after ``LINGER_S`` when none follows. What that
+proves and allows, on real files (real SQLite, the real anchor file, the real writer thread):
 
-- an entry in flight at a power cut (its anchor record durable, its commit not) was never
-  acknowledged: the journal one entry short of the anchor's seq opens, and verify says why;
+- the anchor never names an entry that was not committed (a failed append leaves it on the last
+  committed one), and an idle table's last entry is anchored without a clean stop (`LINGER_S`);
 - an acknowledged entry that vanished is a storage fault, the last one included (NJ 13:69E-1.39B(h):
   recover to the prior state, never a silent rollback with reused sequence numbers);
-- a clean stop leaves nothing in flight; a failed background write is never swallowed.
+- an anchor left by the earlier writer with an entry in flight (``acked n-1``: its record was
+  written while n committed) is still read by that rule: the entry in flight may be missing;
+- a clean stop leaves the head anchored; a failed background write is never swallowed.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -20,15 +24,28 @@ from typing import Any
 import pytest
 
 from controller.journal.anchor import (
-    ACK_LINGER_S,
+    SLOT,
     AnchorError,
+    AnchorRecord,
     AnchorWriter,
+    _slot_text,
     default_anchor_path,
     read_anchor,
 )
 from controller.journal.audit import verify
 from controller.journal.format import JournalError, StorageFault
 from controller.journal.store import Journal
+
+
+def _left_in_flight(anchor: Path, seq: int, digest: str) -> None:
+    """The record the earlier writer made durable while seq's commit ran: ``seq, acked seq-1``
+    (its slot, as a cut left it: no acknowledgement followed)."""
+    fd = os.open(anchor, os.O_RDWR)
+    try:
+        os.pwrite(fd, _slot_text(AnchorRecord(seq, digest, seq - 1)), seq % 2 * SLOT)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _append(journal: Journal, n: int) -> None:
@@ -58,17 +75,12 @@ def test_a_clean_close_leaves_the_last_entry_acknowledged_in_the_anchor(tmp_path
 def test_an_entry_in_flight_at_a_cut_was_never_acknowledged_and_is_not_a_fault(
     tmp_path: Path,
 ) -> None:
-    """The anchor's record for seq 4 became durable, the commit of seq 4 did not (the cut fell
-    between the two flushes): the journal ends at seq 3, which the anchor allows (acked 3)."""
+    """The earlier writer's record for seq 4 became durable, the commit of seq 4 did not (the cut
+    fell between the two flushes): the journal ends at seq 3, which the anchor allows (acked 3)."""
     db = tmp_path / "j.db"
     with Journal.open(db, created_ms=0) as journal:
         _append(journal, 3)
-    writer = AnchorWriter(default_anchor_path(db))
-    writer.begin(4, "ab" * 32)  # what append does before its COMMIT
-    writer.wait()
-    os.close(writer._fd)  # the cut: no acknowledgement, no close-time flush
-    writer._fd = -1
-    writer.close()
+    _left_in_flight(default_anchor_path(db), 4, "ab" * 32)
     record = read_anchor(default_anchor_path(db))
     assert record is not None and (record.seq, record.acked) == (4, 3)
     report = verify(db)
@@ -106,10 +118,7 @@ def test_a_journal_two_behind_an_anchor_in_flight_is_a_storage_fault(tmp_path: P
     db = tmp_path / "j.db"
     with Journal.open(db, created_ms=0) as journal:
         _append(journal, 3)
-    writer = AnchorWriter(default_anchor_path(db))
-    writer.begin(5, "cd" * 32)
-    writer.wait()
-    writer.close()
+    _left_in_flight(default_anchor_path(db), 5, "cd" * 32)
     with pytest.raises(StorageFault, match=r"records seq 5: 1 committed entries have vanished"):
         Journal.open(db)
 
@@ -117,20 +126,39 @@ def test_a_journal_two_behind_an_anchor_in_flight_is_a_storage_fault(tmp_path: P
 def test_a_failed_background_acknowledgement_is_raised_by_the_next_append(
     tmp_path: Path,
 ) -> None:
-    """The acknowledgement is written after append returned; if that write fails (here: the
-    anchor's descriptor replaced by a read-only one), the next append says so instead of going on
-    with an anchor that no longer follows the journal."""
+    """Seq n's record is written after append returned; if that write fails (here: the anchor's
+    descriptor replaced by a read-only one), the next append says so instead of going on with an
+    anchor that no longer follows the journal."""
     db = tmp_path / "j.db"
     journal = Journal.open(db, created_ms=0)
     _append(journal, 2)
     anchor: Any = journal._anchor
     read_only = os.open(default_anchor_path(db), os.O_RDONLY)
-    anchor.wait()
+    anchor.flush()
     os.dup2(read_only, anchor._fd)
     os.close(read_only)
-    with pytest.raises(JournalError, match=r"anchor .*write of seq \d+ failed"):
+    with pytest.raises(
+        JournalError, match=r"seq 4 (not appended: |committed but )anchor .*write of seq 3 failed"
+    ) as raised:
         _append(journal, 2)
+    # seq 3 committed (its record failed); seq 4 too if the failure was learnt after its commit
+    assert journal.count() == (3 if "not appended" in str(raised.value) else 4)
     journal.close()  # reported once; the file closes
+
+
+def test_a_failed_write_of_the_last_record_is_raised_by_the_flush(tmp_path: Path) -> None:
+    db = tmp_path / "j.db"
+    journal = Journal.open(db, created_ms=0)
+    _append(journal, 2)
+    anchor: Any = journal._anchor
+    read_only = os.open(default_anchor_path(db), os.O_RDONLY)
+    anchor.flush()
+    os.dup2(read_only, anchor._fd)
+    os.close(read_only)
+    _append(journal, 1)  # committed; its record's write fails on the anchor's thread
+    with pytest.raises(JournalError, match=r"anchor .*write of seq 3 failed"):
+        journal.flush_anchor()
+    journal.close()
 
 
 def test_a_torn_write_of_one_slot_leaves_the_other_slot_s_record(tmp_path: Path) -> None:
@@ -154,53 +182,81 @@ def test_a_garbage_anchor_is_an_error_naming_the_file(tmp_path: Path) -> None:
         read_anchor(path)
 
 
-def test_an_idle_journal_s_anchor_acknowledges_its_last_entry_without_a_close(
-    tmp_path: Path,
-) -> None:
-    """Nothing follows the last append (an idle table): its acknowledgement is written by the
-    anchor's thread on its own, ACK_LINGER_S after the record, so the window in which the loss of
-    that entry would pass for an entry in flight closes without a clean stop."""
+def test_an_idle_journal_s_last_entry_is_anchored_without_a_close(tmp_path: Path) -> None:
+    """Nothing follows the last append (an idle table): its record is written by the anchor's
+    thread on its own after LINGER_S, so the window in which the loss of that entry would go
+    unseen is LINGER_S plus one flush, not the time until the next append or a clean stop."""
     db = tmp_path / "j.db"
     journal = Journal.open(db, created_ms=0)
     try:
         _append(journal, 3)
         head = journal.last_hash
-        deadline = time.monotonic() + 5.0  # generous: ACK_LINGER_S is 5 ms
+        deadline = time.monotonic() + 5.0  # generous: one fdatasync
         record = read_anchor(default_anchor_path(db))
-        while record is not None and record.acked < 3 and time.monotonic() < deadline:
-            time.sleep(ACK_LINGER_S)
+        while record is not None and record.seq < 3 and time.monotonic() < deadline:
+            time.sleep(0.002)
             record = read_anchor(default_anchor_path(db))
         assert record is not None and (record.seq, record.acked, record.hash) == (3, 3, head)
     finally:
         journal.close()
 
 
-def test_a_begin_whose_wait_never_came_is_waited_for_by_the_next(tmp_path: Path) -> None:
-    """An append interrupted between its record and its wait (an exception in between) must not
-    wedge the writer: the next `begin` first waits for the outstanding record, and the records
-    stay in order (the later seq wins)."""
+def test_a_failed_append_leaves_the_anchor_on_the_last_committed_entry(tmp_path: Path) -> None:
+    """The anchor never names an entry that is not committed: an append whose transaction fails
+    (here a temporary trigger refuses the state row's UPDATE, as a failing disk would) posts no
+    record, and the journal and its anchor stay in step: verify passes, power-up goes on."""
+    db = tmp_path / "j.db"
+    journal = Journal.open(db, created_ms=0)
+    _append(journal, 2)
+    head = journal.last_hash
+    journal._conn.execute(
+        "CREATE TEMP TRIGGER refuse BEFORE UPDATE ON main.state"
+        " BEGIN SELECT RAISE(ABORT, 'disk says no'); END"
+    )
+    with pytest.raises(JournalError, match=r"append of seq 3 \(tick\) failed: disk says no"):
+        _append(journal, 1)
+    journal.flush_anchor()
+    record = read_anchor(default_anchor_path(db))
+    assert record is not None and (record.seq, record.acked, record.hash) == (2, 2, head)
+    journal.close()
+    report = verify(db)
+    assert report.ok, report.problems
+    with Journal.open(db) as again:
+        assert again.count() == 2
+
+
+def test_records_land_in_order_and_the_later_seq_wins(tmp_path: Path) -> None:
+    """A record posted while an earlier one is still pending replaces it (both committed: the
+    later says more), and one being written is finished first: the later seq is what lands."""
     path = tmp_path / "x.anchor"
     writer = AnchorWriter(path)
-    writer.begin(1, "ab" * 32)
-    writer.begin(2, "cd" * 32)
-    writer.wait()
-    writer.acknowledge(2, "cd" * 32)
+    writer.post(1, "ab" * 32)
+    writer.post(2, "cd" * 32)
     writer.close()
     record = read_anchor(path)
     assert record is not None and (record.seq, record.acked, record.hash) == (2, 2, "cd" * 32)
 
 
-def test_an_abandoned_commit_leaves_its_seq_in_flight_and_acknowledges_nothing(
-    tmp_path: Path,
+def test_when_an_append_returns_the_entry_before_it_is_anchored(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The commit of seq 2 failed (`abandon`): its record stays ``seq 2, acked 1`` — in flight,
-    never acknowledged — even after the writer has lingered and closed."""
-    path = tmp_path / "x.anchor"
-    writer = AnchorWriter(path)
-    writer.write(1, "ab" * 32)
-    writer.begin(2, "cd" * 32)
-    writer.abandon()
-    time.sleep(4 * ACK_LINGER_S)
-    writer.close()
-    record = read_anchor(path)
-    assert record is not None and (record.seq, record.acked) == (2, 1)
+    """The bound of the unseen loss in a burst: when append n returns, entry n-1's record is
+    written (beside n's COMMIT, waited for), so after a cut the journal is at most its last two
+    entries ahead of its anchor and never behind it (NJ 13:69E-1.39B(h)). The anchor's medium is
+    made slow (each write of the writer's thread 20 ms late), so a writer that did not wait
+    would be caught."""
+    db = tmp_path / "j.db"
+    real_pwrite = os.pwrite
+
+    def slow_pwrite(fd: int, data: bytes, offset: int) -> int:
+        if threading.current_thread() is not threading.main_thread():
+            time.sleep(0.02)
+        return real_pwrite(fd, data, offset)
+
+    with Journal.open(db, created_ms=0) as journal:
+        monkeypatch.setattr(os, "pwrite", slow_pwrite)  # the module's os: the same object
+        for n in range(1, 11):
+            journal.append(1_000 + n, 1, "tick", {"n": n}, {"i": n}, {"L1": {"cents": n}})
+            record = read_anchor(default_anchor_path(db))
+            assert record is not None and record.seq >= n - 1, (n, record)
+            assert record.seq <= n and record.acked == record.seq

@@ -135,8 +135,16 @@ def test_power_up_erases_the_record_of_an_entry_left_in_flight_by_a_kill(tmp_pat
     it (in flight, docs/journal.md) but kept it; the restart's own seq n+1 — another entry — is
     committed while its record is written, and a kill between the two left the anchor naming
     the old entry: "rewritten or replaced", a storage fault after a plain kill. Power-up now
-    settles both slots on the journal's head before anything is appended."""
-    from controller.journal.anchor import AnchorWriter, default_anchor_path, read_anchor
+    settles both slots on the journal's head before anything is appended. (That writer wrote
+    seq n's record while n committed; today's writes it after the commit and never leaves such a
+    record, but an anchor the earlier one left must still power up.)"""
+    from controller.journal.anchor import (
+        SLOT,
+        AnchorRecord,
+        _slot_text,
+        default_anchor_path,
+        read_anchor,
+    )
     from controller.journal.store import Journal
 
     db = tmp_path / "j.db"
@@ -144,10 +152,11 @@ def test_power_up_erases_the_record_of_an_entry_left_in_flight_by_a_kill(tmp_pat
         for i in range(3):
             journal.append(i + 1, None, "power_up", {"n": i}, {}, {})
         head = journal.last_hash
-    stale = AnchorWriter(default_anchor_path(db))  # the kill: seq 4's record, never committed
-    stale.begin(4, "ab" * 32)
-    stale.wait()
-    os.close(stale._fd)  # the process dies here: no acknowledgement, no close
+    # the kill, as the earlier writer left it: seq 4's record (written while seq 4 committed),
+    # the commit never durable, no acknowledgement
+    fd = os.open(default_anchor_path(db), os.O_RDWR)
+    os.pwrite(fd, _slot_text(AnchorRecord(4, "ab" * 32, 3)), 4 % 2 * SLOT)
+    os.close(fd)
     assert read_anchor(default_anchor_path(db)).seq == 4  # type: ignore[union-attr]
     with Journal.open(db, table_id="T1", created_ms=0) as journal:  # in flight: accepted
         record = read_anchor(default_anchor_path(db))

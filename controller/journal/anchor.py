@@ -7,13 +7,14 @@ each append the owner makes ``(seq, hash)`` durable in a file that may live on a
 power-up and in verify a journal that ends before ``acked``, or whose entry at the anchor's seq
 has another hash, is a storage fault.
 
-The write of seq n's record runs *while* SQLite commits seq n (one flush in parallel with the
-other, not one after the other): the record says ``seq n, acked n-1`` — n is in flight. Once the
-commit has returned, a second record ``seq n, acked n`` is written in the background after at
-most ``ACK_LINGER_S`` (replaced by seq n+1's record when that comes first, which says ``acked n``
-too, so a burst of appends costs one anchor flush each). So after a power cut the
-journal may end one entry before the anchor's seq, but never before its ``acked``: the entry in
-flight was never acknowledged to anyone.
+Seq n's record ``seq n, hash, acked n`` is posted once SQLite's commit of seq n has returned,
+and written on the writer's thread while the next append's COMMIT runs (the two flushes side by
+side), or ``LINGER_S`` after the writer's last write when no append follows. So the anchor never
+names an entry that is not committed; after a power cut the journal is never behind its anchor
+(at most its last two entries ahead); when append n returns, entry n-1 is anchored; an idle
+table's last entry is anchored within ``LINGER_S`` plus one flush.
+Records of the earlier writer may say ``acked n-1`` (seq n in flight: that record was written
+while n committed); the reader and `judge` still know them.
 
 File format (``ANCHOR_SIZE`` bytes, two slots so a torn write never loses both): each slot is one
 ASCII line padded with spaces to ``SLOT`` bytes, ``PGA3 <seq> <hash> <acked> <mac> <crc32>``,
@@ -40,10 +41,10 @@ from pathlib import Path
 MAGIC = "PGA3"
 SLOT = 192
 ANCHOR_SIZE = 2 * SLOT
-# How long an acknowledgement waits for the next append's record to supersede it. An entry whose
-# acknowledgement is not yet durable is covered as "in flight": this (plus one flush) is the
-# window in which the loss of exactly the last acknowledged entry would go unseen.
-ACK_LINGER_S = 0.005
+#: How long the writer's thread waits, after a write, for the next append to take the record
+#: posted meanwhile before writing it itself: the window in which the loss of the last entry of
+#: an idle table would go unseen (plus one flush).
+LINGER_S = 0.005
 KEY_BYTES = 32
 
 
@@ -139,18 +140,17 @@ def read_anchor(path: str | Path) -> AnchorRecord | None:
 class AnchorWriter:
     """Keeps the anchor file open and writes one slot per record (``pwrite`` + ``fdatasync``).
 
-    `write` and `settle` are synchronous (power-up's catch-up). An append uses `begin` (seq n in
-    flight: the write starts on the writer's thread while the caller commits), `wait` (it is
-    durable) and `acknowledge` (the commit returned: ``acked n`` written in the background,
-    superseded by the next `begin`). A failed background write is raised by the next `begin`,
-    `wait`, `flush` or `close`.
+    `write` and `settle` are synchronous (power-up's catch-up). An append calls `post` once its
+    commit has returned (seq n's record becomes pending), and `before_commit` / `after_commit`
+    around the next append's COMMIT: the pending record is written on the writer's thread while
+    SQLite commits, and is durable when that append returns. With no next append, the thread
+    writes it on its own ``LINGER_S`` after its last write (an idle table). A failed write is
+    raised by the next `before_commit`, `after_commit`, `post`, `flush`, `write` or `close`.
 
     The hand-over is two plain locks used as semaphores (``_go``: a job for the thread; ``_done``:
-    it is finished), one job at a time: one wake-up of the thread per append and at most one of
-    the caller, where a `threading.Condition` cost several (``bench_journal``). The
-    acknowledgement needs no wake-up at all: after writing seq n's record the thread waits for
-    its next job with a timeout of ``ACK_LINGER_S`` and, when that passes, writes the
-    acknowledgement the caller has posted meanwhile (a plain attribute).
+    it is finished), one job at a time, and a third guards the pending record. The thread's own
+    Python work falls while the owner's COMMIT holds no GIL, so neither waits for the other
+    (``bench_journal``: ``journal_append_us`` against ``journal_append_no_anchor_us``).
     """
 
     def __init__(self, path: str | Path, key: bytes | None = None) -> None:
@@ -169,112 +169,124 @@ class AnchorWriter:
             raise AnchorError(f"anchor {self.path}: cannot open for writing: {exc}") from exc
         self._go = threading.Lock()  # held while the thread has no job; released: a job
         self._go.acquire()
-        self._done = threading.Lock()  # held until the thread has finished the job
+        self._done = threading.Lock()  # held until the thread has finished its job
         self._done.acquire()
-        # (kind, seq, hash), set before ``_go`` is released. The thread builds the records (and
-        # their MACs) itself, while the caller's COMMIT holds no GIL.
-        self._job: tuple[str, int, str] = ("", 0, "")
+        self._job = ""  # what the thread is to do: "write", "linger" or "stop"
         self._outstanding = False  # a job was handed over and its ``_done`` not yet taken
-        self._ack: tuple[int, str] | None = None  # posted by `acknowledge`: (seq, hash)
-        self._abandoned = False  # the commit of the last `begin` failed: no acknowledgement
-        self._error: AnchorError | None = None  # the first failed write not yet raised
+        self._in_commit = False  # the job of `before_commit`, waited for by `after_commit`
+        self._lock = threading.Lock()  # guards the two below
+        # (seq, hash) posted, not yet written; the thread builds the record's text and MAC
+        self._pending: tuple[int, str] | None = None
+        self._parked = True  # the thread waits without a timeout: `post` must wake it
+        self._error: AnchorError | None = None  # the first failed background write, not raised
         self._thread: threading.Thread | None = None
 
     def write(self, seq: int, digest: str) -> None:
-        """Make ``(seq, digest, acked=seq)`` durable before returning (`AnchorError` if not)."""
+        """Make ``(seq, digest)`` durable before returning (`AnchorError` if not)."""
         self.flush()
         self._write(AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq)))
 
     def settle(self, seq: int, digest: str) -> None:
-        """Power-up's catch-up: make ``(seq, digest, acked=seq)`` durable in *both* slots, one
-        after the other. A record of seq + 1 left in flight by a cut would otherwise outlive the
-        restart: the next append's seq + 1 (another entry) is committed while its own record is
-        being written, and a SIGKILL between the two left an anchor naming the old entry at that
-        seq: a storage fault ("rewritten or replaced") after a plain kill (found by
-        `make stress`)."""
+        """Power-up's catch-up: make ``(seq, digest)`` durable in *both* slots, one after the
+        other. A record of seq + 1 left in flight by the earlier writer would otherwise outlive
+        the restart and name another entry than the restart's own seq + 1 (a storage fault,
+        "rewritten or replaced", after a plain kill: found by `make stress`); and no slot keeps
+        a record older than the head."""
         self.flush()
         record = AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq))
         for slot in (seq % 2, 1 - seq % 2):  # torn at any point: the other slot stays valid
             self._write(record, slot)
 
-    def begin(self, seq: int, digest: str) -> None:
-        """Start making ``(seq, digest, acked=seq-1)`` durable on the writer's thread."""
-        if self._outstanding:  # a `begin` whose `wait` never came (an interrupted append)
-            self.wait()
-        self._raise_error()
-        self._abandoned = False
-        self._hand_over("begin", seq, digest)
+    def post(self, seq: int, digest: str) -> None:
+        """The commit of ``seq`` returned: its record is pending (in an append, the one before
+        it was written beside this commit; otherwise a record not yet written is replaced: the
+        later says more). A parked thread is woken to linger: it writes the record after
+        ``LINGER_S`` unless the next COMMIT takes it first (woken to write at once, it would
+        take the GIL from the owner's next append)."""
+        with self._lock:
+            self._pending = (seq, digest)
+            wake, self._parked = self._parked, False
+        if wake:
+            self._hand_over("linger")
 
-    def wait(self) -> None:
-        """Return once the record of the last `begin` is durable (`AnchorError` if it failed)."""
+    def before_commit(self) -> None:
+        """Just before a COMMIT: the pending record is written beside it (`AnchorError` for a
+        failed earlier write: nothing is to be committed). The job is handed over even when
+        nothing seems pending: the thread may be writing the record it took after lingering, and
+        the job, done after that write, is what `after_commit` waits for."""
+        self._take_done()
+        self._raise_error()
+        if self._thread is not None:
+            self._hand_over("write")
+            self._in_commit = True
+
+    def after_commit(self) -> None:
+        """After the COMMIT (returned or failed): the record written beside it is durable
+        (`AnchorError` if that write failed)."""
+        if self._in_commit:
+            self._in_commit = False
+            self._take_done()
+        self._raise_error()
+
+    def flush(self) -> None:
+        """Return once every record posted is durable (`AnchorError` if a write failed)."""
+        if self._thread is not None:  # a job, even with nothing pending (`before_commit`)
+            self._hand_over("write")
+            self._take_done()
+        self._raise_error()
+
+    def _take_done(self) -> None:
         if self._outstanding:
             self._done.acquire()
             self._outstanding = False
-        self._raise_error()
 
-    def abandon(self) -> None:
-        """The commit of the last `begin` failed: wait for its record (`wait`); no
-        acknowledgement follows."""
-        self._abandoned = True
-        self.wait()
-
-    def acknowledge(self, seq: int, digest: str) -> None:
-        """The commit of ``seq`` returned: write ``acked=seq`` in the background, at most
-        ``ACK_LINGER_S`` after its record unless the next `begin` supersedes it first."""
-        self._ack = (seq, digest)
-
-    def flush(self) -> None:
-        """Wait until every record posted is durable (`AnchorError` if one failed)."""
-        self.wait()
-        if self._thread is not None:
-            self._hand_over("flush")
-            self.wait()
-
-    def _hand_over(self, kind: str, seq: int = 0, digest: str = "") -> None:
-        """Give the thread its next job (none is outstanding)."""
+    def _hand_over(self, job: str) -> None:
+        """Give the thread a job: ``write`` the pending record, ``linger`` (write it after
+        ``LINGER_S`` unless a job comes first) or ``stop``."""
+        self._take_done()
         if self._thread is None:
             self._thread = threading.Thread(
                 target=self._run, name=f"anchor {self.path.name}", daemon=True
             )
             self._thread.start()
-        self._job = (kind, seq, digest)
+        self._job = job
         self._outstanding = True
         self._go.release()
 
     def _run(self) -> None:
-        awaiting = 0  # the seq whose acknowledgement is due (0: none)
+        linger = False  # a record was just written: the next is likely posted soon
         while True:
-            if awaiting:
-                if not self._go.acquire(timeout=ACK_LINGER_S):
-                    ack = self._ack
-                    if ack is not None and ack[0] == awaiting:
-                        self._background(*ack, ack[0])
-                        awaiting = 0
-                    elif self._abandoned:
-                        awaiting = 0
-                    continue  # the commit is still under way: wait on
-            else:
-                self._go.acquire()
-            kind, seq, digest = self._job
-            if kind == "begin":
-                self._ack = None  # superseded: this record says acked n - 1 too
-                self._background(seq, digest, seq - 1)
-                awaiting = seq
-            elif kind == "flush":
-                ack = self._ack
-                if awaiting and ack is not None and ack[0] == awaiting:
-                    self._background(*ack, ack[0])
-                self._ack, awaiting = None, 0
-            self._done.release()
-            if kind == "close":
-                return
+            got = self._go.acquire(timeout=LINGER_S if linger else -1)  # -1: no timeout
+            if got:
+                job = self._job
+                if job == "write":
+                    self._write_pending()
+                self._done.release()
+                if job == "stop":
+                    return
+                linger = True
+                continue
+            with self._lock:  # idle since the last write: the record posted meanwhile, if any
+                record, self._pending = self._pending, None
+                self._parked = True
+            if record is not None:
+                self._background(*record)
+            linger = False
 
-    def _background(self, seq: int, digest: str, acked: int) -> None:
+    def _write_pending(self) -> None:
+        with self._lock:
+            record, self._pending = self._pending, None
+        if record is not None:
+            self._background(*record)
+
+    def _background(self, seq: int, digest: str) -> None:
+        text = _slot_text(AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq)))
         try:
-            self._write(AnchorRecord(seq, digest, acked, self._mac(seq, digest, acked)))
-        except AnchorError as exc:
+            os.pwrite(self._fd, text, seq % 2 * SLOT)
+            os.fdatasync(self._fd)
+        except OSError as exc:
             if self._error is None:
-                self._error = exc
+                self._error = AnchorError(f"anchor {self.path}: write of seq {seq} failed: {exc}")
 
     def _raise_error(self) -> None:
         if self._error is not None:
@@ -295,19 +307,14 @@ class AnchorWriter:
         return "" if self._key is None else anchor_mac(self._key, seq, digest, acked)
 
     def close(self) -> None:
-        """Write what is pending (the last acknowledgement), stop the thread, close the file;
-        `AnchorError` if a background write failed (the file is closed all the same)."""
+        """Write the pending record, stop the thread, close the file; `AnchorError` if a write
+        failed (the file is closed all the same)."""
         try:
-            if self._fd >= 0:
-                self.flush()
+            self.flush()
         finally:
-            if self._outstanding:
-                self._done.acquire()
-                self._outstanding = False
             if self._thread is not None:
-                self._hand_over("close")
-                self._done.acquire()
-                self._outstanding = False
+                self._hand_over("stop")
+                self._take_done()
                 self._thread.join()
                 self._thread = None
             if self._fd >= 0:

@@ -395,12 +395,14 @@ class Journal:
         meters: Mapping[str, Mapping[str, JSON]],
     ) -> Entry:
         """Commit one entry plus the snapshot and meters it leads to, in one transaction, then
-        make the anchor durable.
+        hand its anchor record to the anchor's thread.
 
         ``meters`` must name every level already stored (levels are never dropped). Nothing is
         written if any argument is invalid or any statement fails; the error names the argument
-        (``ValueError``) or the storage failure (`JournalError`). A failed anchor write after
-        the commit raises `JournalError` too: the entry is committed, the head is not anchored.
+        (``ValueError``) or the storage failure (`JournalError`). The previous entry's anchor
+        record is durable when an append returns; if that write failed, `JournalError` says so:
+        "seq n not appended" when it was known before the commit, "seq n committed but ..." when
+        it was learnt after (the entries are committed, the anchor is behind them).
         """
         if not _is_int(ts_ms) or ts_ms < 0:
             raise ValueError(f"ts_ms: must be a non-negative int (UTC ms), got {ts_ms!r}")
@@ -429,7 +431,6 @@ class Journal:
         mac = "" if self._key is None else entry_mac(self._key, digest)
         conn = self._conn
         anchor = self._anchor
-        begun = False
         try:
             conn.execute("BEGIN IMMEDIATE")
             try:
@@ -446,22 +447,20 @@ class Journal:
                 if changed:  # most events move no money: their meter rows stay as they are
                     conn.executemany(_PUT_METER, changed)
                 if anchor is not None:
-                    # seq in flight, made durable while SQLite commits it. Posted just before
-                    # COMMIT, whose flush holds no GIL: the anchor's thread does its Python work
-                    # then, instead of taking the GIL from the statements above.
-                    anchor.begin(seq, digest)
-                    begun = True
+                    # the previous entry's record is written beside this COMMIT, whose flush
+                    # holds no GIL (an earlier write's failure: nothing is committed)
+                    anchor.before_commit()
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
-        except AnchorError as exc:  # a background write had failed: nothing is committed
+        except AnchorError as exc:
             raise JournalError(f"{self.path}: seq {seq} not appended: {exc}") from exc
         except sqlite3.Error as exc:
-            if anchor is not None and begun:
+            if anchor is not None:
                 with contextlib.suppress(AnchorError):  # the commit's failure is the news
-                    anchor.abandon()
+                    anchor.after_commit()
             raise JournalError(f"{self.path}: append of seq {seq} ({type}) failed: {exc}") from exc
         self._last_seq = seq
         self._last_hash = digest
@@ -469,11 +468,11 @@ class Journal:
         self._meters = all_meters
         self._meters_text = meters_text
         if anchor is not None:
-            try:
-                anchor.wait()
-                anchor.acknowledge(seq, digest)
+            try:  # the previous entry's record, written beside this COMMIT, is durable
+                anchor.after_commit()
             except AnchorError as exc:
                 raise JournalError(f"{self.path}: seq {seq} committed but {exc}") from exc
+            anchor.post(seq, digest)  # written beside the next COMMIT, or after LINGER_S
         return Entry(seq, ts_ms, round_id, type, data_obj, prev, digest, s_hash, mac)
 
     # ----------------------------------------------------------------------------- reading
@@ -529,8 +528,8 @@ class Journal:
         return value if isinstance(value, dict) else None
 
     def flush_anchor(self) -> None:
-        """Wait until the anchor's last acknowledgement is durable (`JournalError` if it failed);
-        `close` does this too."""
+        """Wait until the anchor's record of the last entry is durable (`JournalError` if it
+        failed); `close` does this too."""
         if self._anchor is not None:
             try:
                 self._anchor.flush()
@@ -538,9 +537,8 @@ class Journal:
                 raise JournalError(f"{self.path}: {exc}") from exc
 
     def close(self) -> None:
-        """Close the file; the anchor's last acknowledgement is written first (`JournalError`
-        if that write fails: the entries are committed, the anchor then says the last one was
-        in flight)."""
+        """Close the file once the anchor's record of the last entry is durable (`JournalError`
+        if that write failed: the entries are committed, the anchor is one or two behind)."""
         self._conn.close()
         if self._anchor is not None:
             anchor, self._anchor = self._anchor, None
