@@ -9,13 +9,14 @@ only the edit itself can give the tampering away.
 
 from __future__ import annotations
 
+import math
 import sqlite3
 import string
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from controller.journal import format as journal_format
@@ -140,6 +141,11 @@ writer_snapshots = st.dictionaries(
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(writer_snapshots | writer_values, min_size=1, max_size=10))
+# found by CI: two faults, the first in key order must be the one named (a run of scalars holding
+# NaN before a dict whose keys cannot be sorted)
+@example(
+    values=[{"b": [True]}, {"a": math.nan, "b": math.nan, "\u00e9t\u00e9": {"": None, 1: None}}]
+)
 def test_the_writer_s_canonical_text_is_canonical_json_byte_for_byte(values: list[Any]) -> None:
     """`CanonicalWriter` (the journal writer's encoder, which reuses the text of unchanged parts)
     gives exactly `canonical_json`'s text, or its exact error, for any sequence of values: the

@@ -219,6 +219,9 @@ class CanonicalWriter:
             if known is _SMALL:  # encoding it costs less than telling it is unchanged
                 run[key] = item
                 continue
+            if run:  # first: a value that cannot be encoded is named in key order
+                out.append(self.encode(run, what)[1:-1])
+                run = {}
             try:
                 fingerprint: bytes | None = marshal.dumps(item, 2)
             except ValueError:  # not marshal's own types all the way down: no reuse
@@ -229,9 +232,6 @@ class CanonicalWriter:
                 part = self._key(self._keys, key) + self.encode(item, what)
                 if fingerprint is not None:
                     parts[key] = (fingerprint, part) if len(part) >= _REUSE_FROM else _SMALL
-            if run:
-                out.append(self.encode(run, what)[1:-1])
-                run = {}
             out.append(part)
         if not out:
             return self.encode(run, what)
