@@ -123,7 +123,7 @@ def test_a_journal_two_behind_an_anchor_in_flight_is_a_storage_fault(tmp_path: P
         Journal.open(db)
 
 
-def test_a_failed_background_acknowledgement_is_raised_by_the_next_append(
+def test_a_failed_background_record_write_is_raised_by_the_next_append(
     tmp_path: Path,
 ) -> None:
     """Seq n's record is written after append returned; if that write fails (here: the anchor's
