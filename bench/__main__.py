@@ -24,7 +24,8 @@ def main(argv: list[str]) -> int:
         for key, value in figures.items():
             print(f"  {key}: {value}")
         results.update(figures)
-    out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        # after each module: one that fails later does not lose the figures already measured
+        out.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     print(f"wrote {out}")
     return 0
 

@@ -106,12 +106,17 @@ def _ev(owner: Any, etype: str, **data: Any) -> Any:
 
     receipt = owner.post_tracked(Event(etype, data))
     receipt.wait(10)
+    refused = [e for e in receipt.effects or () if e.TYPE == "rejected"]
+    if refused:  # the script is out of step with the round: measuring it would be garbage
+        raise RuntimeError(f"bench_link: {etype} refused in {owner.public.state}: {refused}")
     return receipt
 
 
 def _wait(check: Any, timeout: float = 10.0) -> None:
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and not check():
+    while not check():
+        if time.monotonic() >= deadline:
+            raise RuntimeError(f"bench_link: the table did not get there within {timeout} s")
         time.sleep(0.002)
 
 
@@ -136,8 +141,12 @@ def _latency(tmp: Path, url: str) -> tuple[list[float], Path]:
             seq = receipt.seq
             link.wait_pool(lambda v, seq=seq: v.get("tables", {}).get("B1", 0) >= seq, 5.0)
             samples.append((time.perf_counter() - t0) * 1000)
-            if owner.public.state == "Open_LockedOut":
+            if owner.public.state == "Open_LockedOut" and not any(
+                e.TYPE == "meter_movement" for e in receipt.effects
+            ):
                 _ev(owner, "chips_confirmed")
+            if owner.public.state == "Open_LockedOut":  # the dealer activates the RNG
+                _ev(owner, "rng_activated")  # (NY 5324.41(h)(8)(ii)); the owner draws it
             _wait(lambda: owner.public.state == "Open_Dealing", 5)
             _ev(owner, "dealt", remaining=4)
             _ev(owner, "play_complete")

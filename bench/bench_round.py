@@ -50,6 +50,7 @@ def _round_events(round_id: int) -> list[Event]:
         *(Event("chip_detected", {"position": p}) for p in (1, 3, 6)),
         Event("lockout_pressed", {}),
         Event("chips_confirmed", {}),
+        Event("rng_activated", {}),  # the dealer activates the RNG (NY 5324.41(h)(8)(ii))
         Event("rng_drawn", {"value": 1 + round_id % 7}),
         Event("dealt", {"remaining": 4}),
         Event("play_complete", {}),
