@@ -123,20 +123,26 @@ def test_a_journal_two_behind_an_anchor_in_flight_is_a_storage_fault(tmp_path: P
         Journal.open(db)
 
 
+def _two_entries_then_a_failing_anchor(db: Path) -> Journal:
+    """A journal of two anchored entries whose anchor's descriptor is then replaced by a
+    read-only one: every later record's write fails on the anchor's thread."""
+    journal = Journal.open(db, created_ms=0)
+    _append(journal, 2)
+    anchor: Any = journal._anchor
+    anchor.flush()
+    read_only = os.open(default_anchor_path(db), os.O_RDONLY)
+    os.dup2(read_only, anchor._fd)
+    os.close(read_only)
+    return journal
+
+
 def test_a_failed_background_record_write_is_raised_by_the_next_append(
     tmp_path: Path,
 ) -> None:
     """Seq n's record is written after append returned; if that write fails (here: the anchor's
     descriptor replaced by a read-only one), the next append says so instead of going on with an
     anchor that no longer follows the journal."""
-    db = tmp_path / "j.db"
-    journal = Journal.open(db, created_ms=0)
-    _append(journal, 2)
-    anchor: Any = journal._anchor
-    read_only = os.open(default_anchor_path(db), os.O_RDONLY)
-    anchor.flush()
-    os.dup2(read_only, anchor._fd)
-    os.close(read_only)
+    journal = _two_entries_then_a_failing_anchor(tmp_path / "j.db")
     with pytest.raises(
         JournalError, match=r"seq 4 (not appended: |committed but )anchor .*write of seq 3 failed"
     ) as raised:
@@ -147,14 +153,8 @@ def test_a_failed_background_record_write_is_raised_by_the_next_append(
 
 
 def test_a_failed_write_of_the_last_record_is_raised_by_the_flush(tmp_path: Path) -> None:
-    db = tmp_path / "j.db"
-    journal = Journal.open(db, created_ms=0)
-    _append(journal, 2)
-    anchor: Any = journal._anchor
-    read_only = os.open(default_anchor_path(db), os.O_RDONLY)
-    anchor.flush()
-    os.dup2(read_only, anchor._fd)
-    os.close(read_only)
+    """The last record has no next append to report it: `flush_anchor` (and `close`) do."""
+    journal = _two_entries_then_a_failing_anchor(tmp_path / "j.db")
     _append(journal, 1)  # committed; its record's write fails on the anchor's thread
     with pytest.raises(JournalError, match=r"anchor .*write of seq 3 failed"):
         journal.flush_anchor()
