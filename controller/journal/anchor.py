@@ -10,8 +10,8 @@ has another hash, is a storage fault.
 Seq n's record ``seq n, hash, acked n`` is posted once SQLite's commit of seq n has returned,
 and written on the writer's thread while the next append's COMMIT runs (the two flushes side by
 side), or ``LINGER_S`` after the writer's last write when no append follows. So the anchor never
-names an entry that is not committed; after a power cut the journal is never behind its anchor
-(at most its last two entries ahead); when append n returns, entry n-1 is anchored; an idle
+names an entry that is not committed; a power cut alone never leaves the journal behind its
+anchor (at most its last two entries ahead); when append n returns, entry n-1 is anchored; an idle
 table's last entry is anchored within ``LINGER_S`` plus one flush.
 Records of the earlier writer may say ``acked n-1`` (seq n in flight: that record was written
 while n committed); the reader and `judge` still know them.
