@@ -176,22 +176,31 @@ class RoundDeal:
     wagered: frozenset[int]
 
 
-def round_deal(db: Path) -> RoundDeal | None:
-    """The journal's latest round as the dispense finds it (read-only): the last committed
-    ``starting_position`` and ``wagers`` effects; None without a starting position."""
+def _read_only_rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[Any] | None:
+    """The rows of one query on the live journal, opened read-only; None when it cannot be read
+    (the dispense then goes on without the practice hand)."""
     try:
         conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
     except sqlite3.Error:
         return None
     try:
-        rows = conn.execute(
-            "SELECT round_id, data FROM journal WHERE round_id = "
-            "(SELECT MAX(round_id) FROM journal) ORDER BY seq DESC LIMIT 400"
-        ).fetchall()
+        return conn.execute(sql, params).fetchall()
     except sqlite3.Error:
         return None
     finally:
         conn.close()
+
+
+def round_deal(db: Path) -> RoundDeal | None:
+    """The journal's latest round as the dispense finds it (read-only): the last committed
+    ``starting_position`` and ``wagers`` effects; None without a starting position."""
+    rows = _read_only_rows(
+        db,
+        "SELECT round_id, data FROM journal WHERE round_id = "
+        "(SELECT MAX(round_id) FROM journal) ORDER BY seq DESC LIMIT 400",
+    )
+    if rows is None:
+        return None
     found: tuple[int, list[int]] | None = None
     wagered: frozenset[int] | None = None
     for round_id, text in rows:
@@ -218,21 +227,12 @@ def round_order(db: Path) -> tuple[int, list[int]] | None:
 def round_voided(db: Path, round_id: int) -> bool | None:
     """Whether ``round_id`` ended voided (its ``round_summary``), None while it has not ended or
     the journal cannot be read (read-only)."""
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
-    except sqlite3.Error:
-        return None
-    try:
-        rows = conn.execute(
-            "SELECT data FROM journal WHERE round_id = ? AND data LIKE '%round_summary%' "
-            "ORDER BY seq",
-            (round_id,),
-        ).fetchall()
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    for (text,) in rows:
+    rows = _read_only_rows(
+        db,
+        "SELECT data FROM journal WHERE round_id = ? AND data LIKE '%round_summary%' ORDER BY seq",
+        (round_id,),
+    )
+    for (text,) in rows or ():
         with contextlib.suppress(ValueError, TypeError):
             for effect in json.loads(text).get("effects", ()):
                 if effect.get("type") == "round_summary":

@@ -8,6 +8,7 @@ records what it was told stands in for the GPIO).
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -23,6 +24,7 @@ from typing import Any
 import pytest
 
 from controller.config import SIMULATED_TABLE, TableConfig, parse_config
+from controller.journal.audit import connect_read_only
 from controller.journal.lock import owner_journal_options
 from controller.service.owner import Owner
 from controller.service.wiring import LinkAttachment
@@ -318,3 +320,18 @@ def wait_for(check: Callable[[], bool], timeout: float = 10.0, what: str = "cond
             return
         time.sleep(0.01)
     raise AssertionError(f"timed out waiting for {what}")
+
+
+def journal(db: Path) -> list[tuple[int, str, dict[str, Any]]]:
+    """Every entry of the journal at ``db`` (read-only): (seq, type, data)."""
+    conn = connect_read_only(db)
+    try:
+        rows = conn.execute("SELECT seq, type, data FROM journal ORDER BY seq").fetchall()
+    finally:
+        conn.close()
+    return [(seq, t, json.loads(d)) for seq, t, d in rows]
+
+
+def effects(db: Path, etype: str) -> list[dict[str, Any]]:
+    """Every recorded effect of type ``etype`` in the journal at ``db``, in order."""
+    return [e for _, _, d in journal(db) for e in d.get("effects", []) if e["type"] == etype]

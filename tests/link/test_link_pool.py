@@ -17,6 +17,8 @@ from link_support import (
     LinkedTable,
     NatsServer,
     controller_toml,
+    effects,
+    journal,
     wait_for,
 )
 
@@ -25,19 +27,6 @@ from controller.link.service import PoolReplayer
 from fsm.round.meters import UNIT
 
 TABLES = {"T1": 70001, "T2": 70002, "T3": 70003}
-
-
-def journal(db: Path) -> list[tuple[int, str, dict]]:  # type: ignore[type-arg]
-    conn = connect_read_only(db)
-    try:
-        rows = conn.execute("SELECT seq, type, data FROM journal ORDER BY seq").fetchall()
-    finally:
-        conn.close()
-    return [(seq, t, json.loads(d)) for seq, t, d in rows]
-
-
-def effects(db: Path, etype: str) -> list[dict]:  # type: ignore[type-arg]
-    return [e for _, _, d in journal(db) for e in d.get("effects", []) if e["type"] == etype]
 
 
 def start_linked(

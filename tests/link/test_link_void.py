@@ -21,6 +21,8 @@ from link_support import (
     LinkedTable,
     NatsServer,
     controller_toml,
+    effects,
+    journal,
     wait_for,
 )
 
@@ -32,19 +34,6 @@ from fsm.round.meters import UNIT
 NATURAL = "natural-royal-flush"  # 10% of the meter; the jackpot line is 100%
 TABLES = {"T1": 70001}
 RESET = 100_000
-
-
-def journal(db: Path) -> list[tuple[int, str, dict[str, Any]]]:
-    conn = connect_read_only(db)
-    try:
-        rows = conn.execute("SELECT seq, type, data FROM journal ORDER BY seq").fetchall()
-    finally:
-        conn.close()
-    return [(seq, t, json.loads(d)) for seq, t, d in rows]
-
-
-def effects(db: Path, etype: str) -> list[dict[str, Any]]:
-    return [e for _, _, d in journal(db) for e in d.get("effects", []) if e["type"] == etype]
 
 
 def start(
