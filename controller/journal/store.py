@@ -41,8 +41,10 @@ from controller.journal.format import (
     JSON,
     META_KEYS,
     PRAGMAS,
+    ROUND_COMPLETED,
     SCHEMA_SQL,
     SCHEMA_VERSION,
+    AppendedEntry,
     CanonicalWriter,
     Entry,
     JournalError,
@@ -424,8 +426,9 @@ class Journal:
         meters_text = self._meters_text if all_meters == self._meters else meters_json(all_meters)
         seq = self._last_seq + 1
         prev = self._last_hash
-        data_obj = json.loads(data_json)  # decoded once: the round count and the Entry
-        rounds = self._rounds + (1 if completes_a_round(type, data_obj) else 0)
+        # the stored text decides whether a round completed (only a round_completed is read)
+        completes = type == ROUND_COMPLETED and completes_a_round(type, json.loads(data_json))
+        rounds = self._rounds + (1 if completes else 0)
         s_hash = state_hash(snapshot_json, meters_text, rounds)
         digest = entry_hash(seq, ts_ms, round_id, type, data_json, prev, s_hash)
         mac = "" if self._key is None else entry_mac(self._key, digest)
@@ -473,7 +476,7 @@ class Journal:
             except AnchorError as exc:
                 raise JournalError(f"{self.path}: seq {seq} committed but {exc}") from exc
             anchor.post(seq, digest)  # written beside the next COMMIT, or after LINGER_S
-        return Entry(seq, ts_ms, round_id, type, data_obj, prev, digest, s_hash, mac)
+        return AppendedEntry(seq, ts_ms, round_id, type, data_json, prev, digest, s_hash, mac)
 
     # ----------------------------------------------------------------------------- reading
     def last_state(self) -> StoredState | None:
