@@ -11,10 +11,12 @@ docs/journal.md, with hashlib and json directly, never with the journal's own he
 from __future__ import annotations
 
 import csv
+import dataclasses
 import hashlib
 import io
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +145,23 @@ def test_hash_covers_non_ascii_type_and_data_with_the_documented_encoding(path: 
         1, 5, None, "note_é", {"list": [1, 2], "text": "reine ♥"}, documented_genesis(path), state
     )
     assert verify(path).ok
+
+
+def test_the_appended_entry_is_the_stored_entry_and_cannot_be_changed(path: Path) -> None:
+    """What `append` returns (data decoded from the stored text on first use) equals the entry
+    read back, whatever the caller does to its own data afterwards."""
+    data = {"position": (2, 3), "note": "é", "nested": {"b": 1.0, "a": True}}
+    with Journal.open(path, created_ms=0) as journal:
+        appended = journal.append(7, 4, "chip_detected", data, {"k": 1}, {})
+        data["note"] = "changed after the append"
+        (stored,) = journal.entries()
+    assert appended == stored and stored == appended
+    assert appended.data == {"position": [2, 3], "note": "é", "nested": {"a": True, "b": 1.0}}
+    assert appended.data is appended.data  # decoded once
+    assert appended.to_json() == stored.to_json()
+    assert appended != replace(stored, mac="x")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        appended.seq = 9  # type: ignore[misc]
 
 
 def test_the_worked_example_of_docs_journal_md_holds(path: Path) -> None:
