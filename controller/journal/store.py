@@ -118,6 +118,7 @@ class Journal:
     ) -> None:
         self.path = path
         self._conn = conn
+        self._cursor = conn.cursor()
         self._last_seq = last_seq
         self._last_hash = last_hash
         self._rounds = rounds
@@ -433,30 +434,31 @@ class Journal:
         digest = entry_hash(seq, ts_ms, round_id, type, data_json, prev, s_hash)
         mac = "" if self._key is None else entry_mac(self._key, digest)
         conn = self._conn
+        cursor = self._cursor  # one cursor for the writer: no new cursor per statement
         anchor = self._anchor
         try:
-            conn.execute("BEGIN IMMEDIATE")
+            cursor.execute("BEGIN IMMEDIATE")
             try:
-                conn.execute(
+                cursor.execute(
                     _INSERT_ENTRY,
                     (seq, ts_ms, round_id, type, data_json, prev, s_hash, digest, mac),
                 )
                 state_row = (seq, digest, rounds, snapshot_json)
                 if seq == 1:
-                    conn.execute(_PUT_STATE, state_row)
-                elif conn.execute(_SET_STATE, state_row).rowcount != 1:
+                    cursor.execute(_PUT_STATE, state_row)
+                elif cursor.execute(_SET_STATE, state_row).rowcount != 1:
                     raise sqlite3.DatabaseError("the state row is missing")
                 changed = [row for row in meter_rows if self._meters.get(row[0]) != row[1]]
                 if changed:  # most events move no money: their meter rows stay as they are
-                    conn.executemany(_PUT_METER, changed)
+                    cursor.executemany(_PUT_METER, changed)
                 if anchor is not None:
                     # the previous entry's record is written beside this COMMIT, whose flush
                     # holds no GIL (an earlier write's failure: nothing is committed)
                     anchor.before_commit()
-                conn.execute("COMMIT")
+                cursor.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
-                    conn.execute("ROLLBACK")
+                    cursor.execute("ROLLBACK")
                 raise
         except AnchorError as exc:
             raise JournalError(f"{self.path}: seq {seq} not appended: {exc}") from exc
