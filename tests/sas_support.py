@@ -108,15 +108,6 @@ def journal_meters(db: Path) -> dict[str, dict[str, Any]]:
     return {level: json.loads(values) for level, values in rows}
 
 
-def journal_entries(db: Path) -> list[tuple[int, str, dict[str, Any]]]:
-    conn = connect_read_only(db)
-    try:
-        rows = conn.execute("SELECT seq, type, data FROM journal ORDER BY seq").fetchall()
-    finally:
-        conn.close()
-    return [(seq, t, json.loads(d)) for seq, t, d in rows]
-
-
 def bcd_value(raw: list[str]) -> int:
     """The number in BCD bytes as sas-comm-py returns them (hex strings)."""
     return int("".join(f"{int(b, 16):02X}" for b in raw))

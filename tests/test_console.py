@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from journal_support import journal_entries
 
 from controller.config import SIMULATED_TABLE, TableConfig, parse_config
 from controller.console import server as console_mod
@@ -113,12 +114,7 @@ class Rig:
         assert receipt.wait(REPLY_TIMEOUT_S) and receipt.seq is not None, receipt.error
 
     def entries(self) -> list[tuple[int, str, dict[str, Any]]]:
-        conn = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True)
-        try:
-            rows = conn.execute("SELECT seq, type, data FROM journal ORDER BY seq").fetchall()
-        finally:
-            conn.close()
-        return [(seq, kind, json.loads(data)) for seq, kind, data in rows]
+        return journal_entries(self.db)
 
     def entry(self, seq: int) -> tuple[str, dict[str, Any]]:
         found = [(k, d) for s, k, d in self.entries() if s == seq]

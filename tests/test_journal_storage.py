@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from journal_support import journal_entries
 from report_journals import standard_journal
 
 from controller.cli.journal import make_replay
@@ -96,15 +97,6 @@ def owner_for(db: Path, game: GameConfig, devices: NoDevices | None = None) -> O
         table_id=game.table_id,
         game_config=game.to_mapping(),
     )
-
-
-def entries(db: Path) -> list[tuple[int, str, dict[str, Any]]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        rows = conn.execute("SELECT seq, type, data FROM journal ORDER BY seq").fetchall()
-    finally:
-        conn.close()
-    return [(s, t, json.loads(d)) for s, t, d in rows]
 
 
 # ------------------------------------------------------------------ rows outside the chain
@@ -182,7 +174,7 @@ def _rewrite_with_recomputed_hashes(db: Path, seq: int, old: str, new: str) -> N
 
 
 def _pay_entry(db: Path) -> tuple[int, int]:
-    for seq, _, data in entries(db):
+    for seq, _, data in journal_entries(db):
         for effect in data.get("effects", []):
             if effect.get("type") == "pay" and effect.get("from") == "meter":
                 return seq, int(effect["cents"])
@@ -273,11 +265,11 @@ def test_simulate_on_a_journal_behind_its_anchor_stops_with_exit_4(tmp_path: Pat
     more = tablectl("simulate", "--headless", "--rounds", "3", "--seed", "7", "--db", str(db))
     assert more.returncode == 0, more.stderr
     shutil.copyfile(old, db)  # the older copy put back; the anchor stayed
-    before = entries(db)
+    before = journal_entries(db)
     again = tablectl("simulate", "--headless", "--rounds", "5", "--seed", "7", "--db", str(db))
     assert again.returncode == 4, again.stdout + again.stderr
     assert "storage fault" in again.stderr and "vanished" in again.stderr
-    assert entries(db) == before
+    assert journal_entries(db) == before
 
 
 # ------------------------------------------------------------------ damaged pages
@@ -433,11 +425,11 @@ def test_a_second_simulate_on_the_same_journal_exits_and_touches_nothing(tmp_pat
         assert "supervisor console" in banner, banner
         sock = db.with_name(db.name + ".console.sock")
         assert sock.exists()
-        inode, before = sock.stat().st_ino, entries(db)
+        inode, before = sock.stat().st_ino, journal_entries(db)
         second = tablectl("simulate", "--headless", "--rounds", "1", "--db", str(db), timeout=30)
         assert second.returncode == 6
         assert f"journal {db} is in use (pid {first.pid})" in second.stderr
-        after = entries(db)  # the first goes on playing; the second added nothing
+        after = journal_entries(db)  # the first goes on playing; the second added nothing
         assert sock.stat().st_ino == inode
         assert after[: len(before)] == before
         assert [t for _, t, _ in after].count("power_up") == 1
@@ -469,7 +461,7 @@ def test_a_changed_configuration_at_restart_with_the_table_closed_is_journaled_a
     second = owner_for(db, RATE_30_AT_5)
     second.start()
     second.stop()
-    rows = entries(db)
+    rows = journal_entries(db)
     assert [t for _, t, _ in rows] == [
         "power_up", "power_up", "maintenance_entered", "config_changed", "maintenance_exited"
     ]  # fmt: skip
@@ -485,7 +477,7 @@ def test_a_changed_configuration_at_restart_with_the_table_closed_is_journaled_a
     third = owner_for(db, RATE_30_AT_5)  # the same file again: nothing more to journal
     third.start()
     third.stop()
-    assert [t for _, t, _ in entries(db)][5:] == ["power_up"]
+    assert [t for _, t, _ in journal_entries(db)][5:] == ["power_up"]
 
 
 def test_a_changed_configuration_with_the_table_open_is_pending_until_it_closes(
@@ -504,7 +496,7 @@ def test_a_changed_configuration_with_the_table_open_is_pending_until_it_closes(
     first.stop()
     second = owner_for(db, RATE_30_AT_5)
     second.start()
-    rows = entries(db)
+    rows = journal_entries(db)
     pending = [d for _, t, d in rows if t == "config_pending"]
     assert len(pending) == 1
     assert pending[0]["keys"] == ["levels[0].rate_bp", "progressive_wager_cents"]
@@ -518,7 +510,7 @@ def test_a_changed_configuration_with_the_table_open_is_pending_until_it_closes(
     assert not second.public.config_pending
     assert second.public.view["config"]["progressive_wager_cents"] == 500
     second.stop()
-    types = [t for _, t, _ in entries(db)]
+    types = [t for _, t, _ in journal_entries(db)]
     assert types[-4:] == ["table_closed", "maintenance_entered", "config_changed",
                           "maintenance_exited"]  # fmt: skip
     assert replay_verify(db) == []

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from journal_support import journal_entries
 
 from controller.journal.audit import connect_read_only
 from controller.journal.store import Journal
@@ -148,17 +149,6 @@ def _owner(path: Path, devices: Any, **kw: Any) -> Owner:
     )
 
 
-def _entries(path: Path) -> list[tuple[int, str, dict[str, Any]]]:
-    import json
-
-    conn = connect_read_only(path)
-    try:
-        rows = conn.execute("SELECT seq, type, data FROM journal ORDER BY seq").fetchall()
-    finally:
-        conn.close()
-    return [(seq, type_, json.loads(data)) for seq, type_, data in rows]
-
-
 @pytest.fixture
 def db(tmp_path: Path) -> Iterator[Path]:
     yield tmp_path / "journal.db"
@@ -173,7 +163,7 @@ def test_effects_are_applied_only_after_their_entry_is_committed(db: Path) -> No
     owner.post(Event("chain"))
     assert owner.wait_idle(10)
     owner.stop()
-    entries = _entries(db)
+    entries = journal_entries(db)
     entry_of: dict[str, int] = {}
     for seq, _type, data in entries:
         for effect in data["effects"]:
@@ -199,7 +189,7 @@ def test_posted_events_are_processed_next_ahead_of_the_queue(db: Path) -> None:
     owner.start()
     assert owner.wait_idle(10)
     owner.stop()
-    types = [t for _, t, _ in _entries(db)]
+    types = [t for _, t, _ in journal_entries(db)]
     assert types == ["power_up", "chain", "first", "nested", "second", "later"]
 
 
@@ -218,7 +208,7 @@ def test_draw_rng_is_drawn_once_and_journaled_as_rng_drawn_next(db: Path) -> Non
     owner.start()
     assert owner.wait_idle(10)
     owner.stop()
-    entries = _entries(db)
+    entries = journal_entries(db)
     types = [t for _, t, _ in entries]
     assert types == ["power_up", "start_position", "rng_drawn", "later"]
     assert entries[2][2]["value"] == 5 and draws == [5]
@@ -235,7 +225,7 @@ def test_a_failing_draw_source_is_a_journaled_fault_never_a_value(db: Path) -> N
         owner.post(Event("start_position"))
         owner.wait_idle(5)
         owner.stop()
-        entries = _entries(path)
+        entries = journal_entries(path)
         assert [t for _, t, _ in entries] == ["power_up", "start_position", "fault_raised"]
         assert entries[2][2]["code"] == "RNG_FAILURE" and entries[2][2]["device"] == "rng"
         assert owner.exit_error is None
@@ -253,7 +243,7 @@ def test_deadline_is_posted_by_the_loop_when_reached(db: Path) -> None:
         assert owner.alive
     assert threading.active_count() == threads_before
     owner.stop()
-    types = [t for _, t, _ in _entries(db)]
+    types = [t for _, t, _ in journal_entries(db)]
     assert types == ["power_up", "arm", "deadline"]
 
 
@@ -265,7 +255,7 @@ def test_power_up_journals_software_hash_and_storage_check(db: Path) -> None:
     )
     owner.start()
     owner.stop()
-    entries = _entries(db)
+    entries = journal_entries(db)
     assert entries[0][1] == "power_up"
     assert entries[0][2]["software_hash"] == "a" * 64
     assert entries[0][2]["storage"]["ok"] is True
@@ -280,7 +270,7 @@ def test_a_failed_storage_check_refuses_play_and_appends_nothing(db: Path) -> No
     first = _owner(db, RecordingDevices(db))
     first.start()
     first.stop()
-    before = _entries(db)
+    before = journal_entries(db)
     devices = RecordingDevices(db)
     owner = Owner(
         db,
@@ -291,12 +281,12 @@ def test_a_failed_storage_check_refuses_play_and_appends_nothing(db: Path) -> No
     )
     with pytest.raises(StorageFault, match="only 10 bytes free"):
         owner.start()
-    assert _entries(db) == before
+    assert journal_entries(db) == before
     assert devices.safe[:1] == ["F"] and devices.applied == []
     again = _owner(db, RecordingDevices(db))  # a restart that passes the check: play resumes
     again.start()
     again.stop()
-    assert [t for _, t, _ in _entries(db)] == ["power_up", "power_up"]
+    assert [t for _, t, _ in journal_entries(db)] == ["power_up", "power_up"]
 
 
 def test_power_up_reapplies_outputs_of_the_committed_state(db: Path) -> None:
@@ -337,12 +327,12 @@ def test_power_up_processes_a_post_committed_but_never_processed(db: Path) -> No
     owner = _owner(db, RecordingDevices(db))
     owner.start()
     owner.stop()
-    types = [t for _, t, _ in _entries(db)]
+    types = [t for _, t, _ in journal_entries(db)]
     assert types == ["chain", "power_up", "first", "nested", "second"]
     owner2 = _owner(db, RecordingDevices(db))
     owner2.start()
     owner2.stop()
-    assert [t for _, t, _ in _entries(db)][5:] == ["power_up"]
+    assert [t for _, t, _ in journal_entries(db)][5:] == ["power_up"]
 
 
 def test_storage_failure_stops_effects_shows_fault_and_refuses_play(db: Path) -> None:
@@ -366,7 +356,7 @@ def test_storage_failure_stops_effects_shows_fault_and_refuses_play(db: Path) ->
     owner.post(Event("light", {"states": LIT}))  # storage is back, but play stays refused
     assert owner.wait_idle(10)
     owner.stop()
-    assert [t for _, t, _ in _entries(db)] == ["power_up"]
+    assert [t for _, t, _ in journal_entries(db)] == ["power_up"]
 
 
 def test_post_refuses_data_that_is_not_json_or_uses_the_effects_key(db: Path) -> None:
@@ -387,7 +377,7 @@ def test_stop_finishes_current_event_then_safe_state_and_close(db: Path) -> None
     owner.stop()
     assert not owner.alive
     assert devices.safe == [" "] and devices.closed
-    assert [t for _, t, _ in _entries(db)][-1] == "second"
+    assert [t for _, t, _ in journal_entries(db)][-1] == "second"
 
 
 def test_public_snapshot_is_immutable_and_counts_rounds(db: Path) -> None:
@@ -427,5 +417,5 @@ def test_power_up_draws_once_when_the_state_and_last_entry_both_await_the_draw(d
     owner = _owner(db, RecordingDevices(db), draw=source)
     owner.start()
     owner.stop()
-    assert [t for _, t, _ in _entries(db)] == ["start_position", "power_up", "rng_drawn"]
+    assert [t for _, t, _ in journal_entries(db)] == ["start_position", "power_up", "rng_drawn"]
     assert draws == [3]

@@ -10,8 +10,9 @@ from types import MappingProxyType
 from typing import Any
 
 import pytest
+from journal_support import journal_entries
 from round_support import Table, of_type, rejection
-from sas_support import hit_config, journal_entries, make_owner, post
+from sas_support import hit_config, make_owner, post
 
 from controller.config import load_config, parse_config
 from controller.floor.config import SasSection, parse_sas

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from journal_support import journal_entries
 
 from controller.config import SIMULATED_TABLE, load_config
 from controller.console.server import LOCKOUT_AFTER
@@ -118,19 +119,6 @@ class Browser:
                 return exc.code, {"raw": raw.decode(errors="replace")}
 
 
-def _rows(db: Path) -> list[tuple[int, str, dict[str, Any]]]:
-    import sqlite3
-
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-    try:
-        return [
-            (int(s), str(t), json.loads(d))
-            for s, t, d in conn.execute("SELECT seq, type, data FROM journal ORDER BY seq")
-        ]
-    finally:
-        conn.close()
-
-
 def test_a_post_without_the_xsrf_token_is_refused(served: Served) -> None:
     """CSRF: a POST must echo the page's XSRF cookie in its header; another site's form cannot."""
     b = Browser(served.url)
@@ -170,7 +158,7 @@ def test_wrong_pins_lock_the_supervisor_with_the_consoles_limits_and_are_journal
     status, reply = b.post("/api/login", {"supervisor": "trainer", "pin": "1234"})
     assert status == 403 and "locked" in reply["error"]
     assert b.cookie("paigow_session") is None
-    refused = [d for _, t, d in _rows(served.db) if t == "console_refused"]
+    refused = [d for _, t, d in journal_entries(served.db) if t == "console_refused"]
     assert len(refused) == LOCKOUT_AFTER + 1
     assert all(r["request"] == "web sign-in" and r["supervisor"] == "trainer" for r in refused)
     assert not any("0000" in json.dumps(r) or "1234" in json.dumps(r) for r in refused)
@@ -190,7 +178,7 @@ def test_a_supervisor_action_needs_a_session_and_is_journaled_via_the_page(
     assert b.post("/api/login", {"supervisor": "floor", "pin": "2468"})[0] == 200
     status, reply = b.post("/api/action", {"request": "open", "args": []})
     assert status == 200 and reply["ok"] is True, reply
-    opened = [d for _, t, d in _rows(served.db) if t == "table_opened"]
+    opened = [d for _, t, d in journal_entries(served.db) if t == "table_opened"]
     assert opened == [{"effects": opened[0]["effects"], "supervisor": "floor", "via": "web"}]
     # a step the machine refuses is journaled and answered as refused
     status, reply = b.post("/api/action", {"request": "validate-hit", "args": ["2"]})
@@ -226,7 +214,7 @@ def test_a_read_only_page_refuses_sign_in_and_presses(tmp_path: Path) -> None:
         b.get("/")
         assert b.post("/api/login", {"supervisor": "trainer", "pin": "1234"})[0] == 403
         assert b.post("/api/input", {"input": "next"})[0] == 403
-        assert [t for _, t, _ in _rows(s.db)] == ["power_up"]
+        assert [t for _, t, _ in journal_entries(s.db)] == ["power_up"]
     finally:
         s.server.stop()
         s.owner.stop()

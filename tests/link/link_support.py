@@ -8,7 +8,6 @@ records what it was told stands in for the GPIO).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
@@ -22,9 +21,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from journal_support import journal_entries
 
 from controller.config import SIMULATED_TABLE, TableConfig, parse_config
-from controller.journal.audit import connect_read_only
 from controller.journal.lock import owner_journal_options
 from controller.service.owner import Owner
 from controller.service.wiring import LinkAttachment
@@ -324,12 +323,7 @@ def wait_for(check: Callable[[], bool], timeout: float = 10.0, what: str = "cond
 
 def journal(db: Path) -> list[tuple[int, str, dict[str, Any]]]:
     """Every entry of the journal at ``db`` (read-only): (seq, type, data)."""
-    conn = connect_read_only(db)
-    try:
-        rows = conn.execute("SELECT seq, type, data FROM journal ORDER BY seq").fetchall()
-    finally:
-        conn.close()
-    return [(seq, t, json.loads(d)) for seq, t, d in rows]
+    return journal_entries(db)
 
 
 def effects(db: Path, etype: str) -> list[dict[str, Any]]:
