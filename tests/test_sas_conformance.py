@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from journal_support import journal_entries
 from sas_support import (
     HIT_LINE,
     bcd_value,
@@ -29,7 +30,6 @@ from sas_support import (
     general_poll,
     hit_config,
     host,
-    journal_entries,
     journal_meters,
     make_owner,
     post,

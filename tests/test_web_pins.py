@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_web_server import Browser, _NoDevices, _rows
+from journal_support import journal_entries
+from test_web_server import Browser, _NoDevices
 
 from controller.config import SIMULATED_TABLE, TableConfig, load_config
 from controller.console.lockout import LOCKOUT_AFTER, REASON_LOCKED, REASON_WRONG
@@ -93,7 +94,7 @@ def _restart(tables: list[Table]) -> Table:
 
 
 def _refusals(db: Path) -> list[dict[str, Any]]:
-    return [d for _, t, d in _rows(db) if t == "console_refused"]
+    return [d for _, t, d in journal_entries(db) if t == "console_refused"]
 
 
 def test_wrong_pins_at_the_page_short_of_a_lock_still_count_after_a_restart(
