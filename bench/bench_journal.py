@@ -36,8 +36,9 @@ from controller.journal.store import Journal, verify
 REPO = Path(__file__).resolve().parent.parent
 COMMITS = 600  # per side, interleaved in blocks
 BLOCK = 10
-# The commit comparison is repeated and its median run reported: with 5 runs, ten make-bench-like
-# repeats on one idle machine gave medians from 1.75 to 1.98; more runs narrow that, not move it.
+# The commit comparison is repeated and its median run reported. Calling `_median_commit_figures`
+# ten times in a row on one idle machine gave medians 1.75-1.98 with 5 runs, and six times gave
+# 1.78-1.91 with 9: more runs narrow the spread without moving it.
 COMMIT_RUNS = 9
 RESTART_RUNS = 15
 
