@@ -173,7 +173,6 @@ class AnchorWriter:
         self._done.acquire()
         self._job = ""  # what the thread is to do: "write", "linger" or "stop"
         self._outstanding = False  # a job was handed over and its ``_done`` not yet taken
-        self._in_commit = False  # the job of `before_commit`, waited for by `after_commit`
         self._lock = threading.Lock()  # guards the two below
         # (seq, hash) posted, not yet written; the thread builds the record's text and MAC
         self._pending: tuple[int, str] | None = None
@@ -218,14 +217,12 @@ class AnchorWriter:
         self._raise_error()
         if self._thread is not None:
             self._hand_over("write")
-            self._in_commit = True
 
     def after_commit(self) -> None:
         """After the COMMIT (returned or failed): the record written beside it is durable
-        (`AnchorError` if that write failed)."""
-        if self._in_commit:
-            self._in_commit = False
-            self._take_done()
+        (`AnchorError` if that write failed). The job `before_commit` handed over is the only
+        one outstanding then (it took any earlier one's first); without one nothing waits."""
+        self._take_done()
         self._raise_error()
 
     def flush(self) -> None:
