@@ -5,10 +5,12 @@ Figures (``python -m bench bench_round``):
   contributions, RNG, dealing, outcomes, a validated hit, round completion);
 - ``round_lockout_step_p50_us`` / ``_p99_us``: median and p99 of ``step(lockout_pressed)`` alone
   (a change of state: the library exits and enters nested states);
-- ``round_bare_trigger_mean_us``: the baseline measured in the same run: one bare trigger of the
-  shared transitions ``HierarchicalMachine`` with a no-op callback;
-- ``round_step_over_bare_trigger_ratio``: the first over the baseline (what validation, planning,
-  the rollback copy and the outputs add to the library's own cost);
+- ``round_bare_trigger_mean_us``: the baseline measured in the same run: one bare trigger of a
+  transitions ``HierarchicalMachine`` built as the round's (same state tree, every leaf's on_enter
+  / on_exit, queued, send_event, on_exception, before_state_change) whose one transition has a
+  no-op condition and a no-op ``before``;
+- ``round_step_over_bare_trigger_ratio``: the first over the baseline (what validation, the
+  phases' guards and actions, the rollback copy and the outputs add to the library's own cost);
 - ``round_snapshot_mean_us``: ``snapshot()`` (called by the owner after every step).
 Must never be imported by the service.
 """
@@ -17,27 +19,59 @@ from __future__ import annotations
 
 import math
 import time
+from typing import Any
+
+from transitions.extensions import HierarchicalMachine
 
 from fsm.round.config import GameConfig
 from fsm.round.effects import Rejected
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
-from fsm.round.states import BETTING, Model, build_machine, fire
+from fsm.round.states import BETTING, CLOSED, SEP, STATE_TREE
 
 ROUNDS = 300
 
 
-class _NoOwner:
-    """The bare trigger's model owner: no action, nothing on entry or exit."""
+class _Bare:
+    """The bare trigger's model: its state only."""
 
-    def act(self) -> None:
-        pass
+    __slots__ = ("state",)
 
-    def entered(self, state: str) -> None:
-        pass
+    def __init__(self) -> None:
+        self.state = BETTING
 
-    def exited(self, state: str) -> None:
-        pass
+
+def _noop(event_data: Any) -> None:
+    return None
+
+
+def _yes(event_data: Any) -> bool:
+    return True
+
+
+def _bare_tree(tree: list[Any]) -> list[Any]:
+    return [
+        {"name": n, "on_enter": [_noop], "on_exit": [_noop]}
+        if isinstance(n, str)
+        else {"name": n["name"], "children": _bare_tree(n["children"])}
+        for n in tree
+    ]
+
+
+def _bare_machine() -> HierarchicalMachine:
+    assert SEP == "_"
+    hsm = HierarchicalMachine(
+        model=None,
+        states=_bare_tree(STATE_TREE),
+        initial=CLOSED,
+        queued=True,
+        send_event=True,
+        auto_transitions=False,
+        on_exception=[_noop],
+        before_state_change=[_noop],
+    )
+    hsm.add_transition("chip_detected", BETTING, None, conditions=[_yes], before=[_noop])
+    return hsm
 
 
 def _p99(samples: list[float]) -> float:
@@ -85,12 +119,11 @@ def run() -> dict[str, float | int | str]:
             m.snapshot()
             snaps.append(time.perf_counter() - t0)
     bare: list[float] = []
-    hsm = build_machine()
-    model = Model(BETTING, _NoOwner())
+    hsm = _bare_machine()
+    model = _Bare()
     for _ in range(len(steps)):
-        model.route = ""
         t0 = time.perf_counter()
-        fire(hsm, model, "chip_detected")
+        hsm.trigger_event(model, "chip_detected")
         bare.append(time.perf_counter() - t0)
     step_mean = sum(steps) / len(steps) * 1e6
     bare_mean = sum(bare) / len(bare) * 1e6

@@ -78,3 +78,46 @@ def test_the_check_sees_a_forbidden_import(tmp_path: Path) -> None:
     bad = tmp_path / "bad.py"
     bad.write_text("import time\nfrom controller.service.owner import Owner\n")
     assert {"time", "controller"} <= imported_modules(bad)
+
+
+def private_imports(path: Path) -> list[str]:
+    """Names starting with an underscore that ``path`` takes from another module of the project:
+    ``from fsm.x import _name``, or ``mod._name`` on a module it imported."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    found: list[str] = []
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (
+            node.level or (node.module or "").startswith("fsm")
+        ):
+            for alias in node.names:
+                if alias.name.startswith("_") and alias.name != "__future__":
+                    found.append(f"{node.module}.{alias.name}")
+                modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            modules.update((a.asname or a.name).split(".")[0] for a in node.names)
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr.startswith("_")
+            and not node.attr.startswith("__")
+            and isinstance(node.value, ast.Name)
+            and node.value.id in modules
+        ):
+            found.append(f"{node.value.id}.{node.attr}")
+    return found
+
+
+@pytest.mark.parametrize("path", sources("fsm/round"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_round_takes_no_private_name_from_another_module(path: Path) -> None:
+    """Issue 21: a module of the round uses another's public names only, so a reader of one phase
+    never has to chase a private helper through the package."""
+    assert private_imports(path) == []
+
+
+def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from fsm.round.config import _split_key\nfrom fsm.round import states as S\nS._tree\n"
+    )
+    assert private_imports(bad) == ["fsm.round.config._split_key", "S._tree"]

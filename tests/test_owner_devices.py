@@ -17,9 +17,10 @@ from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.table import build_gpio_table
 from drivers.serial.noise import NoiseConfig
-from fsm.round import machine, plan_table
+from fsm.round import machine
 from fsm.round.effects import Acceptors, Dispense, Display, Lights, Shuffle
 from fsm.round.events import Event
+from fsm.round.phases import table as table_phase
 
 PINS = SEGMENT_WIRING  # the LEDCharDisplay alternative: the segments are pins here
 
@@ -53,11 +54,11 @@ def _segments(factory: Any) -> tuple[int, ...]:
 
 
 def test_every_glyph_the_round_emits_is_shown_by_the_gpio_display() -> None:
-    """The round's display vocabulary (plan_table.DISPLAY_TEST: 1-7 and the status glyphs) reaches
+    """The round's display vocabulary (table_phase.DISPLAY_TEST: 1-7 and the status glyphs) reaches
     the 7-segment display through the adapter; the digits light the font's segments."""
     devices, factory, _, _ = _table()
     try:
-        for glyph in plan_table.DISPLAY_TEST:
+        for glyph in table_phase.DISPLAY_TEST:
             devices.apply(Display(glyph))
             if glyph.isdigit():
                 assert _segments(factory) == SEGMENTS[glyph]  # type: ignore[index]
@@ -72,11 +73,11 @@ def test_every_glyph_the_round_emits_is_shown_by_the_gpio_display() -> None:
 
 
 def test_every_light_state_the_round_emits_is_shown_by_the_acceptor_lights() -> None:
-    """The round's light vocabulary (plan_table.LIGHT_TEST, plus "locked" after the lock-out,
+    """The round's light vocabulary (table_phase.LIGHT_TEST, plus "locked" after the lock-out,
     NY 5324.41(k)(2)) is accepted by the acceptor lights; lit/locked drive the pin high."""
     devices, factory, _, _ = _table()
     try:
-        for state in (*plan_table.LIGHT_TEST, "locked"):
+        for state in (*table_phase.LIGHT_TEST, "locked"):
             devices.apply(Lights(tuple([state] * 6)))
         devices.apply(Lights(tuple(["lit", "off", "locked", "off", "off", "off"])))
         levels = [bool(factory.pin(n).state) for n in PINS.acceptor_lights]

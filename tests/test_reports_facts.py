@@ -19,7 +19,7 @@ from controller.journal.reports import (
     shift_text,
 )
 from fsm.round import GameConfig
-from fsm.round.plan_panel import PANEL_SUPERVISOR
+from fsm.round.machine import PANEL_SUPERVISOR
 
 
 def test_a_chip_seen_twice_in_betting_is_not_a_late_chip_k2(tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ Without the key these are refused, with the reason journaled.
 
 from __future__ import annotations
 
-from round_support import of_type, reach, rejection
+from round_support import Table, of_type, reach, rejection
 
 from fsm.round.events import Event
 from fsm.round.machine import PANEL_SUPERVISOR, RoundMachine
@@ -123,11 +123,19 @@ def test_a_refused_console_pin_is_journaled_and_changes_nothing_in_any_state() -
         assert t.m.snapshot() == before
 
 
-def test_what_each_button_means_is_declared_for_exactly_the_states_it_is_legal_in() -> None:
-    """The panel's NEXT and VOID are declared once per state (plan_panel.PANEL_NEXT / PANEL_VOID),
-    for exactly the sources of their transitions (states.TRANSITIONS)."""
+def test_each_button_is_legal_in_exactly_the_states_that_wait_on_it() -> None:
+    """NEXT is the step the state waits on (open, chip count / RNG, settle side wagers, the fours,
+    play complete, validate, clear the fault); VOID the supervisor's void (close an idle table,
+    the draw, the hit, the faulted round). Anywhere else each is refused as untimely."""
     from fsm.round import states as S
-    from fsm.round.plan_panel import PANEL_NEXT, PANEL_VOID
+    from fsm.round.phases import LEGAL
 
-    for trigger, table in (("panel_next", PANEL_NEXT), ("panel_void", PANEL_VOID)):
-        assert {source for source, _ in S.TRANSITIONS[trigger]} == set(table), trigger
+    assert LEGAL["panel_next"] == {
+        S.CLOSED, S.LOCKED_OUT, S.SIDE_WAGERS, S.DEALING, S.PLAY, S.JACKPOT_PENDING, S.FAULT
+    }  # fmt: skip
+    assert LEGAL["panel_void"] == {
+        S.BETTING, S.SHUFFLING, S.SIDE_WAGERS, S.JACKPOT_PENDING, S.FAULT
+    }  # fmt: skip
+    t = Table()
+    eff = t.ev("panel_void")  # Closed: nothing to void
+    assert eff and eff[0].TYPE == "rejected" and eff[0].cause == "untimely"

@@ -3,7 +3,7 @@ effect the machine answers with, both derived from their records; the fault code
 raises itself; the groups of states the rules name; the constants of a round (re-exported).
 
 Responsible only for naming things the owner, the journal and the documentation share. Must never
-hold behaviour (the machine and its planners decide what an event means).
+hold behaviour (the phases decide what an event means).
 """
 
 from __future__ import annotations

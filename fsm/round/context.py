@@ -1,15 +1,15 @@
-"""What a planner sees of the round: the `Round` context (configuration, the round's data, meters,
+"""What a phase sees of the round: the `Round` context (configuration, the round's data, meters,
 bank rotation, fault, deadline, key switch, the step's time) and the operations the rules share
 (contribute, void, set the starting position, resolve outcomes, raise a fault, emit an effect).
 
-The round machine (fsm/round/machine.py) owns one `Round` and hands it to the planners; a planner
-reads it to check an event and returns an action that changes it. Must never know the state
+The round machine (fsm/round/machine.py) owns one `Round`; the phases' guards read it
+(fsm/round/phases/), their actions and state entries change it. Must never know the state
 machine library, do I/O, or let a card identity into an effect.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,8 +18,10 @@ from fsm.round.banking import BankRotation
 from fsm.round.config import GameConfig, ProgressiveLevel
 from fsm.round.constants import SNAPSHOT_VERSION, STACKS
 from fsm.round.effects import (
+    Alert,
     Effect,
     Fault,
+    HitPending,
     MeterMovement,
     MovementKind,
     Outcome,
@@ -39,13 +41,21 @@ from fsm.round.position import delivery_order, seat_for_number, three_card_numbe
 from fsm.round.rounddata import RoundData
 from fsm.rules.paytables import side_wager_win_cents
 
-Plan = tuple[str, Callable[[], None]]
+
+@dataclass(frozen=True)
+class Resolution:
+    """How a round's progressive outcomes settle (`Round.resolution`): every outcome, the chip
+    tray's payouts now, and the hits that wait for a supervisor (JackpotPending when any)."""
+
+    outcomes: dict[int, str | None]
+    tray: list[dict[str, Any]]
+    pending: list[dict[str, Any]]
 
 
 @dataclass
 class Round:
     """The round's whole mutable state (dumped to and loaded from the snapshot) and its rules'
-    shared operations. ``state`` is the machine's current leaf state (read-only for planners)."""
+    shared operations. ``state`` is the machine's current leaf state (read-only for guards)."""
 
     config: GameConfig
     state: str = S.CLOSED
@@ -157,8 +167,6 @@ class Round:
     def enter_fault(
         self, code: str, device: str, detail: str, interrupted: str, held: bool = False
     ) -> None:
-        from fsm.round.effects import Alert
-
         f: dict[str, Any] = {"code": code, "device": device, "detail": detail}
         if held:  # the device's own condition: cleared only once it reports healthy
             f["held"] = True
@@ -339,18 +347,6 @@ class Round:
             return three_card_order(r.pai_gow)
         return delivery_order(r.start_seat if r.start_seat is not None else 0)
 
-    def start_route(self) -> str:
-        """Where the confirmed chip count leads: with the three-card bonus to the deal
-        ((n)(4)), with dice to the shaker, with an RNG nowhere yet: the round stays in LockedOut
-        until the dealer (or the bank) activates the RNG (``rng_activated``, (h)(8)(ii),
-        (h)(10)(ii))."""
-        if self.config.three_card_bonus:
-            return S.DEALING
-        return S.INTERNAL if self.config.start_mode == "rng" else S.DICE
-
-    def after_rng_route(self) -> str:
-        return S.SIDE_WAGERS if self.config.side_wager_offered else S.DEALING
-
     def hit_order(self, areas: Iterable[int]) -> list[int]:
         """Winners in the order they are paid: from the area farthest to the dealer's right,
         counter-clockwise around the table (NY 5324.41(g)(7), NJ 13:69F-11.9(i); the layout's
@@ -478,14 +474,13 @@ class Round:
              "from": "meter", "supervisor": supervisor, "house_cents": house}
         )  # fmt: skip
 
-    def resolution(self, outcomes: Mapping[int, str | None]) -> Plan:
-        """Settle every wagered area's ``outcomes`` in the payment order (`hit_order`): a hit
+    def resolution(self, outcomes: Mapping[int, str | None]) -> Resolution:
+        """How every wagered area's ``outcomes`` settle in the payment order (`hit_order`): a hit
         whose best line now is a fixed amount not deducted from the meter is paid from the chip
         tray at once; a payout deducted from the meter goes to JackpotPending (k)(3)(iii),(k)(5),
         where its line is decided again when it is paid (`pay_hit`). Reads the round, changes
-        nothing until the returned action runs."""
+        nothing (`resolve` applies it)."""
         cfg = self.config
-        r = self.r
         wager = cfg.progressive_wager_cents
         tray: list[dict[str, Any]] = []
         pending: list[dict[str, Any]] = []
@@ -501,27 +496,26 @@ class Round:
                 pending.append({"position": area, "level": level, "line": line})
             else:
                 tray.append({"position": area, "level": level, "line": paid_line, "cents": payout})
-        route = S.JACKPOT_PENDING if pending else S.ROUND_COMPLETE
-        final = dict(outcomes)
+        return Resolution(dict(outcomes), tray, pending)
 
-        def act() -> None:
-            from fsm.round.effects import HitPending
-
-            for area in self.hit_order(final):
-                if area not in r.outcomes:  # (entered before: its outcome effect is journaled)
-                    self.emit(Outcome(area, final[area]))
-            r.outcomes = dict(final)
-            for t in tray:
-                self.meters[t["level"]].pay_from_tray(t["cents"])
-                self.emit(Pay(t["position"], t["level"], t["line"], t["cents"], "chip_tray"))
-                r.outcomes[t["position"]] = t["line"]
-                r.paid.append({**t, "from": "chip_tray", "house_cents": 0})
-            for p in pending:
-                self.emit(HitPending(p["position"], p["level"], p["line"]))
-            r.pending = pending
-            r.stage = "done"
-
-        return route, act
+    def resolve(self, res: Resolution) -> None:
+        """Apply a `resolution`: the outcomes not yet journaled, the chip tray's payouts, the
+        hits left pending a supervisor."""
+        r = self.r
+        final = res.outcomes
+        for area in self.hit_order(final):
+            if area not in r.outcomes:  # (entered before: its outcome effect is journaled)
+                self.emit(Outcome(area, final[area]))
+        r.outcomes = dict(final)
+        for t in res.tray:
+            self.meters[t["level"]].pay_from_tray(t["cents"])
+            self.emit(Pay(t["position"], t["level"], t["line"], t["cents"], "chip_tray"))
+            r.outcomes[t["position"]] = t["line"]
+            r.paid.append({**t, "from": "chip_tray", "house_cents": 0})
+        for p in res.pending:
+            self.emit(HitPending(p["position"], p["level"], p["line"]))
+        r.pending = list(res.pending)
+        r.stage = "done"
 
     # --- deadlines ---------------------------------------------------------------------------
 
@@ -536,4 +530,4 @@ class Round:
         return None
 
 
-__all__ = ["STACKS", "Plan", "Round"]
+__all__ = ["STACKS", "Resolution", "Round"]

@@ -26,7 +26,7 @@ from fsm.round.records import (
     Key,
     Record,
     RecordError,
-    _to_json,
+    json_value,
     record,
 )
 from fsm.round.vocabulary import Glyph, LightState
@@ -70,7 +70,7 @@ class Effect(Record, Mapping[str, Any]):
                 value = getattr(self, f.name)
                 if value is None and f.omit_none:
                     break
-                return _to_json(value)
+                return json_value(value)
         raise KeyError(key)
 
     def __eq__(self, other: object) -> bool:

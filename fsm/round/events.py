@@ -7,10 +7,10 @@ round machine turns the envelope into the event's typed record with `parse_event
 range is refused there with the reason (a journaled ``rejected`` effect), never accepted.
 
 Adding an event type: define its record here, once (``@event("name")`` on a class with its fields
-and a docstring saying what it records), then its planner and its transitions (fsm/round/machine.py,
-fsm/round/states.py); the docs' catalogues are generated from these records
-(``python docs/catalogue.py --write``). Must never hold behaviour: the machine decides what an
-event means.
+and a docstring saying what it records), then its transitions in the phase it belongs to
+(fsm/round/phases/, docs/architecture.md walks through it); the docs' catalogues are generated from
+these records (``python docs/catalogue.py --write``). Must never hold behaviour: the phases decide
+what an event means.
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ and from them alone
 
 Supported annotations: ``int`` (never a bool), ``bool``, ``str`` (non-empty unless
 ``MAY_BE_EMPTY``), ``Literal[...]`` of strings, ``X | None``, ``tuple[X, ...]`` (a JSON list),
-``Json`` (any JSON value, checked by the planner that reads it), and another record class (a JSON
+``Json`` (any JSON value, checked by the phase that reads it), and another record class (a JSON
 object). ``Annotated[int, Between(lo, hi)]`` bounds an integer; ``Key("from")`` names the JSON key
 of a field whose name is a Python keyword. Must never hold behaviour beyond that: what a record
 means is decided by the round machine.
@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar, Union, dataclass_transform, get_args, get_origin
 
-#: Any JSON value (a planner checks it further).
+#: Any JSON value (the phase that reads it checks it further).
 Json = Any
 
 
@@ -123,7 +123,7 @@ class Record:
             value = getattr(self, f.name)
             if value is None and f.omit_none:
                 continue
-            out[f.key] = _to_json(value)
+            out[f.key] = json_value(value)
         return out
 
     @classmethod
@@ -150,13 +150,13 @@ def _at(where: str, key: str) -> str:
     return f"{where}.{key}" if where else key
 
 
-def _to_json(value: Any) -> Json:
+def json_value(value: Any) -> Json:
     if isinstance(value, Record):
         return value.fields_json()
     if isinstance(value, tuple | list):
-        return [_to_json(v) for v in value]
+        return [json_value(v) for v in value]
     if isinstance(value, Mapping):
-        return {str(k): _to_json(v) for k, v in value.items()}
+        return {str(k): json_value(v) for k, v in value.items()}
     return value
 
 

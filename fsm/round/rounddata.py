@@ -1,7 +1,7 @@
 """The private data of one round: wagers, contributions, starting position, side wagers, hidden
 hands, outcomes, pending and paid hits; dumped to and loaded from JSON with the snapshot.
 
-Must never decide a rule (the planners do) nor let hidden hands into the public view.
+Must never decide a rule (the phases do) nor let hidden hands into the public view.
 """
 
 from __future__ import annotations
