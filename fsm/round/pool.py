@@ -338,28 +338,8 @@ class Pool:
         t = self.tables.get(table)
         if t is not None and t.refused:
             raise PoolError(f"table {table}: its stream was refused: {t.refused}")
-        line = data.get("line")
-        if not isinstance(line, str) or line not in self.paytable.line_names:
-            raise PoolError(f"line: {line!r} is not a line of pay table {self.params.paytable}")
-        if data.get("wager_cents") != self.params.wager_cents:
-            raise PoolError(
-                f"wager_cents: {data.get('wager_cents')!r}, the pool's wager is "
-                f"{self.params.wager_cents}"
-            )
-        for key in ("round", "position"):
-            if not isinstance(data.get(key), int) or isinstance(data.get(key), bool):
-                raise PoolError(f"{key}: must be an integer")
+        line = self._check_request(data)
         names = self.paytable.line_names
-        corrects = data.get("corrects")
-        if corrects is not None and (
-            not isinstance(corrects, str)
-            or corrects not in names
-            or names.index(corrects) >= names.index(line)
-        ):
-            raise PoolError(
-                f"corrects: {corrects!r} is not a line above {line} (a corrected line is the "
-                "right, lower line, NY 5324.41(k)(3)(ii))"
-            )
         rid, pos = int(data["round"]), int(data["position"])
         key, lock = self.lock_of(table, rid, pos, line)
         corrected = any(  # a lower line locked there as the correction of this one
@@ -371,6 +351,33 @@ class Pool:
                 f"table {table} round {data['round']} position {data['position']} {line}: the "
                 "table voided this hit or corrected it to a lower line"
             )
+
+    def _check_request(self, data: Mapping[str, JSON]) -> str:
+        """The hit request's line, wager, round, position and corrected line are of this pool;
+        its line."""
+        names = self.paytable.line_names
+        line = data.get("line")
+        if not isinstance(line, str) or line not in names:
+            raise PoolError(f"line: {line!r} is not a line of pay table {self.params.paytable}")
+        if data.get("wager_cents") != self.params.wager_cents:
+            raise PoolError(
+                f"wager_cents: {data.get('wager_cents')!r}, the pool's wager is "
+                f"{self.params.wager_cents}"
+            )
+        for key in ("round", "position"):
+            if not isinstance(data.get(key), int) or isinstance(data.get(key), bool):
+                raise PoolError(f"{key}: must be an integer")
+        corrects = data.get("corrects")
+        if corrects is not None and (
+            not isinstance(corrects, str)
+            or corrects not in names
+            or names.index(corrects) >= names.index(line)
+        ):
+            raise PoolError(
+                f"corrects: {corrects!r} is not a line above {line} (a corrected line is the "
+                "right, lower line, NY 5324.41(k)(3)(ii))"
+            )
+        return line
 
     def _lock(self, data: Mapping[str, JSON]) -> list[dict[str, JSON]]:
         """Lock one hit: pay it from the meter as it stands now (NY 5324.41(k)(6)), reset the

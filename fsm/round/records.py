@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, TypeVar, Union, dataclass_transform, get_args, get_origin
 
@@ -160,86 +160,133 @@ def json_value(value: Any) -> Json:
     return value
 
 
+def _parse_int(f: FieldSpec, v: Any, where: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise RecordError(f"{where}: must be an integer, not {v!r}"[:120])
+    b = f.between
+    if b is not None and (v < b.lo or (b.hi is not None and v > b.hi)):
+        rng = f"{b.lo}..{b.hi}" if b.hi is not None else f">= {b.lo}"
+        raise RecordError(f"{where}: must be {rng}, not {v}")
+    return v
+
+
+def _parse_bool(f: FieldSpec, v: Any, where: str) -> bool:
+    if not isinstance(v, bool):
+        raise RecordError(f"{where}: must be true or false")
+    return v
+
+
+def _parse_str(f: FieldSpec, v: Any, where: str) -> str:
+    if not isinstance(v, str) or (not f.may_be_empty and not v.strip()):
+        raise RecordError(
+            f"{where}: must be a {'string' if f.may_be_empty else 'non-empty string'}"
+        )
+    return v
+
+
+def _parse_tuple(f: FieldSpec, v: Any, where: str) -> tuple[Any, ...]:
+    if not isinstance(v, list | tuple):
+        raise RecordError(f"{where}: must be a list")
+    assert f.item is not None
+    return tuple(_parse_value(f.item, x, f"{where}[{i}]") for i, x in enumerate(v))
+
+
+_PARSERS: dict[Any, Callable[[FieldSpec, Any, str], Any]] = {
+    int: _parse_int,
+    bool: _parse_bool,
+    str: _parse_str,
+    "json": lambda f, v, where: v,
+    "tuple": _parse_tuple,
+}
+
+
 def _parse_value(f: FieldSpec, v: Any, where: str) -> Any:
     if v is None:
         if f.optional or f.kind == "json":
             return None
         raise RecordError(f"{where}: must not be null")
     kind = f.kind
-    if kind is int:
-        if isinstance(v, bool) or not isinstance(v, int):
-            raise RecordError(f"{where}: must be an integer, not {v!r}"[:120])
-        b = f.between
-        if b is not None and (v < b.lo or (b.hi is not None and v > b.hi)):
-            rng = f"{b.lo}..{b.hi}" if b.hi is not None else f">= {b.lo}"
-            raise RecordError(f"{where}: must be {rng}, not {v}")
-        return v
-    if kind is bool:
-        if not isinstance(v, bool):
-            raise RecordError(f"{where}: must be true or false")
-        return v
-    if kind is str:
-        if not isinstance(v, str) or (not f.may_be_empty and not v.strip()):
-            raise RecordError(
-                f"{where}: must be a {'string' if f.may_be_empty else 'non-empty string'}"
-            )
-        return v
-    if kind == "json":
-        return v
+    parser = _PARSERS.get(kind) if not isinstance(kind, tuple) else None
+    if parser is not None:
+        return parser(f, v, where)
     if isinstance(kind, tuple) and kind[0] == "literal":
         if v not in kind[1]:
             raise RecordError(f"{where}: must be one of {', '.join(kind[1])}, not {v!r}"[:160])
         return v
-    if kind == "tuple":
-        if not isinstance(v, list | tuple):
-            raise RecordError(f"{where}: must be a list")
-        assert f.item is not None
-        return tuple(_parse_value(f.item, x, f"{where}[{i}]") for i, x in enumerate(v))
     if isinstance(kind, type) and issubclass(kind, Record):
         return kind.parse(v, where)
     raise RecordError(f"{where}: unsupported field kind {kind!r}")  # pragma: no cover
 
 
-def _spec(name: str, hint: Any, has_default: bool) -> FieldSpec:
-    key, between, omit, empty = name, None, False, False
-    optional = False
-    for _ in range(2):  # Annotated[X | None, ...] or Annotated[X, ...] | None
+@dataclass
+class _Marks:
+    """What an annotation says besides its type: JSON key, bounds, null, emptiness."""
+
+    key: str
+    between: Between | None = None
+    omit: bool = False
+    empty: bool = False
+    optional: bool = False
+
+
+def _mark(marks: _Marks, meta: Iterable[Any]) -> None:
+    for m in meta:
+        if isinstance(m, Between):
+            marks.between = m
+        elif isinstance(m, Key):
+            marks.key = m.name
+        elif m is OMIT_NONE:
+            marks.omit = True
+        elif m is MAY_BE_EMPTY:
+            marks.empty = True
+
+
+def _unwrap(name: str, hint: Any, marks: _Marks) -> Any:
+    """The type under ``Annotated[X | None, ...]`` or ``Annotated[X, ...] | None``."""
+    for _ in range(2):
         if get_origin(hint) is typing.Annotated:
             base, *meta = get_args(hint)
-            for m in meta:
-                if isinstance(m, Between):
-                    between = m
-                elif isinstance(m, Key):
-                    key = m.name
-                elif m is OMIT_NONE:
-                    omit = True
-                elif m is MAY_BE_EMPTY:
-                    empty = True
+            _mark(marks, meta)
             hint = base
         if get_origin(hint) in (Union, types.UnionType):
             args = [a for a in get_args(hint) if a is not type(None)]
-            optional = optional or len(args) < len(get_args(hint))
+            marks.optional = marks.optional or len(args) < len(get_args(hint))
             if len(args) != 1:
                 raise TypeError(f"{name}: a union other than X | None")
             hint = args[0]
+    return hint
+
+
+def _kind(name: str, hint: Any) -> tuple[Any, FieldSpec | None]:
     origin = get_origin(hint)
-    item: FieldSpec | None = None
-    kind: Any
     if hint is Any:
-        kind = "json"
-    elif origin is Literal:
-        kind = ("literal", tuple(get_args(hint)))
-    elif origin is tuple:
+        return "json", None
+    if origin is Literal:
+        return ("literal", tuple(get_args(hint))), None
+    if origin is tuple:
         targs = get_args(hint)
         if len(targs) != 2 or targs[1] is not Ellipsis:
             raise TypeError(f"{name}: only tuple[X, ...]")
-        kind = "tuple"
-        item = _spec(f"{name}[]", targs[0], False)
-    elif hint in (int, bool, str) or (isinstance(hint, type) and issubclass(hint, Record)):
-        kind = hint
-    else:
-        raise TypeError(f"{name}: unsupported annotation {hint!r}")
-    return FieldSpec(name, key, kind, optional, not has_default, between, omit, empty, item)
+        return "tuple", _spec(f"{name}[]", targs[0], False)
+    if hint in (int, bool, str) or (isinstance(hint, type) and issubclass(hint, Record)):
+        return hint, None
+    raise TypeError(f"{name}: unsupported annotation {hint!r}")
+
+
+def _spec(name: str, hint: Any, has_default: bool) -> FieldSpec:
+    marks = _Marks(name)
+    kind, item = _kind(name, _unwrap(name, hint, marks))
+    return FieldSpec(
+        name,
+        marks.key,
+        kind,
+        marks.optional,
+        not has_default,
+        marks.between,
+        marks.omit,
+        marks.empty,
+        item,
+    )
 
 
 _C = TypeVar("_C", bound=type[Record])

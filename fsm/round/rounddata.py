@@ -6,11 +6,26 @@ Must never decide a rule (the phases do) nor let hidden hands into the public vi
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from fsm.round.meters import Contribution
+
+T = TypeVar("T")
+
+
+def _maybe(convert: Callable[[Any], T], value: Any) -> T | None:
+    """``convert(value)``, or None for None (a field not yet set this round)."""
+    return None if value is None else convert(value)
+
+
+def _bet_lists(bets: Any) -> list[list[int]]:
+    return [list(b) for b in bets]
+
+
+def _dicts(items: Any) -> list[dict[str, Any]]:
+    return [dict(x) for x in items]
 
 
 @dataclass
@@ -57,12 +72,10 @@ class RoundData:
             "shakes": self.shakes,
             "start_number": self.start_number,
             "start_seat": self.start_seat,
-            "side_bets": None if self.side_bets is None else [list(b) for b in self.side_bets],
-            "side_results": None
-            if self.side_results is None
-            else [dict(x) for x in self.side_results],
+            "side_bets": _maybe(_bet_lists, self.side_bets),
+            "side_results": _maybe(_dicts, self.side_results),
             "stage": self.stage,
-            "pai_gow": None if self.pai_gow is None else list(self.pai_gow),
+            "pai_gow": _maybe(list, self.pai_gow),
             "outcomes": {str(k): v for k, v in sorted(self.outcomes.items())},
             "pending": [dict(p) for p in self.pending],
             "paid": [dict(p) for p in self.paid],
@@ -88,12 +101,10 @@ class RoundData:
             shakes=d["shakes"],
             start_number=d["start_number"],
             start_seat=d["start_seat"],
-            side_bets=None if d.get("side_bets") is None else [list(b) for b in d["side_bets"]],
-            side_results=None
-            if d["side_results"] is None
-            else [dict(x) for x in d["side_results"]],
+            side_bets=_maybe(_bet_lists, d.get("side_bets")),
+            side_results=_maybe(_dicts, d["side_results"]),
             stage=d["stage"],
-            pai_gow=None if d.get("pai_gow") is None else [int(a) for a in d["pai_gow"]],
+            pai_gow=_maybe(lambda areas: [int(a) for a in areas], d.get("pai_gow")),
             hands={int(k): list(v) for k, v in d.get("hands", {}).items()},
             threes={int(k): list(v) for k, v in d.get("threes", {}).items()},
             outcomes={int(k): v for k, v in d["outcomes"].items()},
