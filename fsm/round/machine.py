@@ -34,13 +34,6 @@ guards pass, runs its ``before`` actions, exits and enters states (each state's 
 the rest); when none passes, the first guard that refused says why (``refused``, ``invalid``...).
 A bug anywhere (``internal``) leaves the round exactly as before the step: the context is dumped
 before firing and loaded back (``tests/test_round_properties.py`` proves it over random rounds).
-
-``round_completed``: when a round is done the machine enters Open_RoundComplete and emits
-``post {"event": {"type": "round_completed", "data": {"round_id": n}}}``. The owner posts that
-event like any input (ahead of the queue); it is journaled as an entry of type ``round_completed``
-(the journal counts those as rounds) with the ``round_summary`` effect and moves the machine on to
-Open_Betting, or Open_Shuffling when the deck is due. After a restart in Open_RoundComplete
-``outputs()`` asks for it again.
 """
 
 from __future__ import annotations
@@ -128,16 +121,18 @@ class RoundMachine:
             return [rejected(name, reason, "wrong_round")]
         c = self._c
         c.now = now_ms
-        before_out = self._output_state()
+        before_out = self._output_state(state)
         saved = c.dump()
         effects = self._fire(name, rec)
         if isinstance(effects, Rejected):
             if effects.cause == "internal":
                 self._load(saved)
             return [effects]
-        after_out = self._output_state()
+        now_in = self.state
+        after_out = self._output_state(now_in)
+        moved = now_in != state
         for b, a in zip(before_out, after_out, strict=True):
-            if a != b or self.state != state:
+            if moved or a != b:
                 effects.append(a)
         self._entry_round = rid if rid is not None else c.round_id
         return effects
@@ -164,7 +159,8 @@ class RoundMachine:
     def outputs(self) -> list[Effect]:
         """Re-derive the outputs of the committed state (after a restart): acceptors, lights,
         display, and the requests the state is waiting on (its ``waiting``)."""
-        return [*self._output_state(), *STATE_TABLE[self.state].waiting(self._c)]
+        state = self.state
+        return [*self._output_state(state), *STATE_TABLE[state].waiting(self._c)]
 
     # --- internals -------------------------------------------------------------------------
 
@@ -195,8 +191,8 @@ class RoundMachine:
         self._step.c = c
         self._c = c
 
-    def _output_state(self) -> tuple[Acceptors, Lights, Display]:
-        spec = STATE_TABLE[self.state]
+    def _output_state(self, state: str) -> tuple[Acceptors, Lights, Display]:
+        spec = STATE_TABLE[state]
         return (
             Acceptors(spec.armed and self._c.floor_refusal() is None),
             Lights(tuple(spec.lights(self._c))),

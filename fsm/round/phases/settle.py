@@ -3,6 +3,13 @@ dealer enters, hits validated or voided by a supervisor in the payment order at 
 moment, the linked pool's locked payouts, and the round's completion
 (NY 5324.41(g)(7)-(8), (k)(3)-(6); NY 5321.18(b)(3); docs/link.md).
 
+``round_completed``: when a round is done the machine enters Open_RoundComplete and emits
+``post {"event": {"type": "round_completed", "data": {"round_id": n}}}``. The owner posts that
+event like any input (ahead of the queue); it is journaled as an entry of type ``round_completed``
+(the journal counts those as rounds) with the ``round_summary`` effect and moves the round on to
+Open_Betting, or Open_Shuffling when the deck is due. After a restart in Open_RoundComplete
+``outputs()`` asks for it again.
+
 Must never pay a hit out of the payment order, nor a hit of the linked level before the link
 controller locked its amount.
 """
