@@ -14,7 +14,6 @@ import ast
 import contextlib
 import json
 import socket
-import sqlite3
 import tempfile
 import threading
 import time
@@ -39,6 +38,7 @@ from controller.console.server import (
     request_line,
     send_request,
 )
+from controller.journal.audit import connect_read_only
 from controller.service.owner import Owner
 from fsm.round.effects import Effect
 from fsm.round.events import JSON, Event
@@ -434,7 +434,7 @@ def test_wrong_pin_is_refused_journaled_and_nothing_posted(
     assert (data["supervisor"], data["request"], data["reason"]) == ("trainer", "open", "wrong PIN")
     assert "pin" not in data
     assert rig.owner.public.state == "Closed"
-    conn = sqlite3.connect(f"file:{rig.db}?mode=ro", uri=True)
+    conn = connect_read_only(rig.db)
     try:
         texts = [t for (t,) in conn.execute("SELECT data FROM journal")]
     finally:

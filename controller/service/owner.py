@@ -17,7 +17,8 @@ journal's (`controller.service.restart`). Every power-up step reads a fixed numb
 
 Other threads only call `Owner.post` (or `Owner.post_tracked`, whose `Receipt` tells the poster
 the seq and effects of its event's entry once committed), `Owner.stop`, read `Owner.public` and
-wait on `Owner.wait_idle` / `Owner.wait_published` / `Receipt.wait`. This module must never
+wait on `Owner.wait_idle` / `Owner.wait_published` / `Receipt.wait`; readers of committed entries
+subscribe to `Owner.tail` (one follower of the journal for all of them). This module must never
 decide what an event means (the machine does), never apply an effect before its commit, never let
 a reader touch the machine or the database, and never start a timer thread.
 
@@ -66,6 +67,7 @@ from controller.journal.format import (
 )
 from controller.journal.redact import hide_cards
 from controller.journal.store import Journal, JournalError
+from controller.journal.tail import JournalTail
 from controller.service import restart
 from controller.service.rng import DrawSource, check_draw, draw_position
 from fsm.round.effects import DrawRng, Effect, Post, parse_effect
@@ -276,6 +278,9 @@ class Owner:
         self.heartbeat: Callable[[], None] | None = None
         self.software_approval: Callable[[str], str | None] | None = None
         self._software_fault: str | None = None
+        #: the one follower of this journal's commits: every reader of committed entries
+        #: subscribes to it (controller.journal.tail)
+        self.tail = JournalTail(self, self.journal_path)
 
     # ------------------------------------------------------------------ other threads' API
     def post(self, event: Event) -> None:

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from controller.journal.audit import connect_read_only
+from controller.journal.format import JournalError
 from drivers.serial import protocol
 from drivers.sim.shoe_sim import ShoeSim
 from fsm.round.constants import AREAS
@@ -178,10 +180,10 @@ class RoundDeal:
 
 def _read_only_rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[Any] | None:
     """The rows of one query on the live journal, opened read-only; None when it cannot be read
-    (the dispense then goes on without the practice hand)."""
+    (the dispense then goes on without the practice hand). The journal's one read-only opener."""
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
-    except sqlite3.Error:
+        conn = connect_read_only(db)
+    except (JournalError, sqlite3.Error):
         return None
     try:
         return conn.execute(sql, params).fetchall()

@@ -219,6 +219,9 @@ def _make_trainer(
 
 # ``make run``: a demonstration / training pace: a pause after each scripted action.
 DEFAULT_PACE_S = 0.4
+#: The narrator notes the cards of this many entries before the last one at start (a round
+#: resumed after a restart is shown whole when it resolves).
+NARRATION_WINDOW = 500
 
 
 class TrainerHold:
@@ -545,7 +548,9 @@ def run_service(
             from controller.sim.commands import TrainerConsole
 
             TrainerConsole(service.trainer, commands, out).start()
-        narrator = Narrator(path, config.game.way, config.game.ranking, after_seq=snap.seq - 1)
+        narrator = Narrator(config.game.way, config.game.ranking, after_seq=snap.seq - 1)
+        # from a window before the last seq: a round resumed after a restart shows its cards
+        narrator.attach(service.owner.tail, max(0, snap.seq - 1 - NARRATION_WINDOW))
         try:
             return play(
                 service,

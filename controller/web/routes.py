@@ -30,10 +30,12 @@ import tornado.websocket
 from tornado.ioloop import IOLoop
 
 from controller.console.server import REQUESTS, RequestError, build_event
+from controller.journal.audit import connect_read_only
+from controller.journal.tail import read_entries
 from controller.web import view
 from controller.web.auth import COOKIE, Sessions
 from controller.web.config import WebSection
-from controller.web.feed import Hub, open_read_only, read_entries
+from controller.web.feed import Hub
 from fsm.round.events import Event
 
 log = logging.getLogger(__name__)
@@ -170,13 +172,13 @@ def entries_after(journal_path: Path, since: int, up_to: int) -> list[dict[str, 
     them (no card field): for a browser that reconnects."""
     if since >= up_to:
         return []
-    conn = open_read_only(journal_path)
+    conn = connect_read_only(journal_path)
     try:
         start = max(since, up_to - CATCH_UP)
         rows = read_entries(conn, start, up_to, CATCH_UP)
     finally:
         conn.close()
-    return [view.entry_line(*row) for row in rows]
+    return [view.entry_line(e.seq, e.ts_ms, e.round_id, e.type, e.data) for e in rows]
 
 
 class EntriesHandler(_Base):

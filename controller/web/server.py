@@ -78,8 +78,7 @@ class WebServer:
 
             extra = frame_extra(training, extra)
         self.feed = Feed(
-            owner, self._journal_path, self._deliver, mode=mode, way=way, ranking=ranking,
-            extra=extra,
+            owner, self._deliver, mode=mode, way=way, ranking=ranking, extra=extra
         )  # fmt: skip
         self.page.latest = lambda: self.feed.latest
         self._loop: IOLoop | None = None
