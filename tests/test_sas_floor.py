@@ -36,6 +36,7 @@ from fsm.round.effects import (
     Pay,
     Rejected,
 )
+from fsm.round.events import FloorCommand
 
 H = bytes.fromhex
 
@@ -207,12 +208,12 @@ def test_7f_sets_the_clock_only_when_the_configuration_allows() -> None:
     frame = codec.s_poll(1, 0x7F, codec.date_time_bytes(11, 29, 2025, 12, 34, 56))
     refused = responder().respond(poll(frame), snap(), FloorFold(), 1000.0)
     assert refused.frame == b"\x01" and refused.command is not None
-    assert refused.command["applied"] is False and refused.command["clock_offset_ms"] == 0
+    assert refused.command.applied is False and refused.command.clock_offset_ms == 0
     allowed = responder(clock_setting_allowed=True).respond(
         poll(frame), snap(), FloorFold(), 1000.0
     )
-    assert allowed.command is not None and allowed.command["applied"] is True
-    assert allowed.command["clock"] == "2025-11-29T12:34:56"
+    assert allowed.command is not None and allowed.command.applied is True
+    assert allowed.command.clock == "2025-11-29T12:34:56"
     bad = codec.s_poll(1, 0x7F, H("13 29 20 25 12 34 56"))
     assert responder().respond(poll(bad), snap(), FloorFold(), 0).frame == b"\x81"
 
@@ -220,17 +221,17 @@ def test_7f_sets_the_clock_only_when_the_configuration_allows() -> None:
 def test_broadcast_7f_is_never_answered_but_journaled() -> None:
     frame = codec.s_poll(0, 0x7F, codec.date_time_bytes(11, 29, 2025, 12, 34, 56))
     reply = responder(clock_setting_allowed=True).broadcast(poll(frame), 0.0)
-    assert reply.frame is None and reply.command is not None and reply.command["applied"]
+    assert reply.frame is None and reply.command is not None and reply.command.applied
 
 
 def test_01_02_and_09_are_floor_commands_acknowledged() -> None:
     r = responder()
     shut = r.respond(poll(codec.s_poll(1, 0x01)), snap(), FloorFold(), 0)
-    assert shut.frame == b"\x01" and shut.command == {"command": "refuse_progressive"}
+    assert shut.frame == b"\x01" and shut.command == FloorCommand(command="refuse_progressive")
     up = r.respond(poll(codec.s_poll(1, 0x02)), snap(), FloorFold(), 0)
-    assert up.command == {"command": "accept_progressive"}
+    assert up.command == FloorCommand(command="accept_progressive")
     off = r.respond(poll(codec.s_poll(1, 0x09, H("00 01 00"))), snap(), FloorFold(), 0)
-    assert off.frame == b"\x01" and off.command == {"command": "disable_game", "game": 1}
+    assert off.frame == b"\x01" and off.command == FloorCommand(command="disable_game", game=1)
 
 
 def test_1b_returns_the_pending_hit_at_the_meter() -> None:

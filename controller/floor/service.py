@@ -45,7 +45,8 @@ from drivers.sas.link import (
 )
 from drivers.sas.port import PtyTransport, SasPort, SasTransport, StreamTransport, UartTransport
 from fsm.round.config import GameConfig
-from fsm.round.events import Event
+from fsm.round.events import Event, EventRecord, FloorCommand
+from fsm.round.events import FloorLink as FloorLinkEvent
 
 if TYPE_CHECKING:
     from controller.config import TableConfig
@@ -151,12 +152,12 @@ class FloorLink:
     def _sent(self, tx: Tx, now: float) -> None:
         self.frames.add("tx", tx.data, "chirp" if tx.wakeup else "")
 
-    def _post(self, etype: str, data: dict[str, Any]) -> None:
+    def _post(self, event: EventRecord) -> None:
         try:
-            self.owner.post(Event(etype, data))
+            self.owner.post(event.envelope())
         except Exception:  # the owner refused it (stopping): never kill the port thread
             self.posted_errors += 1
-            log.exception("floor link: could not post %s", etype)
+            log.exception("floor link: could not post %s", event.TYPE)
 
     def _handle(self, link: SasLink, events: list[SasEvent], now: float) -> None:
         for ev in events:
@@ -174,26 +175,22 @@ class FloorLink:
                 if reply.frame is None and reply.reason:
                     self.frames.add("rx", b"", f"not answered: {reply.reason}")
                 if reply.command is not None:
-                    self._post("floor_command", reply.command)
+                    self._post(reply.command)
             elif isinstance(ev, Acked):
                 if ev.poll.command is None and ev.answer != b"\x00":
                     head = self._delivered
                     if head is not None and head.code == ev.answer[0]:
                         self._acked_local.add(head.key)
-                        self._post(
-                            "floor_command",
-                            {
-                                "command": "exception_acked",
-                                "code": head.code,
-                                "source_seq": head.source_seq,
-                            },
+                        acked = FloorCommand(
+                            command="exception_acked", code=head.code, source_seq=head.source_seq
                         )
+                        self._post(acked)
                     self._delivered = None
             elif isinstance(ev, Broadcast):
                 self.frames.add("rx", ev.poll.raw, "broadcast " + ev.poll.name)
                 reply = self.responder.broadcast(ev.poll, self._wall())
                 if reply.command is not None:
-                    self._post("floor_command", reply.command)
+                    self._post(reply.command)
             elif isinstance(ev, BadFrame):
                 self.frames.add("rx", ev.raw, ev.reason)
             elif isinstance(ev, Resent):
@@ -202,8 +199,7 @@ class FloorLink:
                 up = isinstance(ev, LinkUp)
                 self.frames.add("rx", b"", "link up" if up else "link down (no poll for 5 s)")
                 self._post(
-                    "floor_link",
-                    {"up": up, "blocks_progressive": self.sas.progressive_depends_on_link},
+                    FloorLinkEvent(up=up, blocks_progressive=self.sas.progressive_depends_on_link)
                 )
 
     # ------------------------------------------------------------------ the journal's tail

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
@@ -32,6 +33,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
 from controller.journal.format import Entry
@@ -48,7 +50,7 @@ from controller.link.messages import (
     movements,
     resolved_round,
 )
-from fsm.round.events import Event
+from fsm.round.events import Event, LinkHitLocked, LinkState
 
 log = logging.getLogger(__name__)
 
@@ -364,12 +366,14 @@ class TableLink:
 
     def _post_state(self, up: bool, detail: str | None, confirmed: int | None = None) -> None:
         self._up = up
-        data: dict[str, Any] = {"up": up, "pool": self.section.pool, "level": self.level}
-        if confirmed is not None:
-            data["confirmed_seq"] = confirmed
-        if detail:
-            data["detail"] = detail[:200]
-        self._post(Event("link_state", data))
+        state = LinkState(
+            up=up,
+            pool=self.section.pool,
+            level=self.level,
+            confirmed_seq=confirmed,
+            detail=detail[:200] if detail else None,
+        )
+        self._post(state.envelope())
 
     def _check_timeout(self) -> None:
         last = self.status.last_confirm_ms
@@ -462,16 +466,16 @@ class TableLink:
                 if not reply.get("ok"):
                     log.warning("link: hit lock refused: %s", reply.get("reason"))
                     continue
-                event = {
-                    "position": int(hit["position"]),
-                    "level": self.level,
-                    "line": hit["line"],  # the round refuses it for another hit there
-                    "cents": int(reply["cents"]),
-                    "order": int(reply["order"]),
-                    "pool": self.section.pool,
-                    "meter_cents": int(reply["meter_cents"]),
-                }
-                self._post(Event("link_hit_locked", event))
+                locked = LinkHitLocked(
+                    position=int(hit["position"]),
+                    level=self.level,
+                    line=hit["line"],  # the round refuses it for another hit there
+                    cents=int(reply["cents"]),
+                    order=int(reply["order"]),
+                    pool=self.section.pool,
+                    meter_cents=int(reply["meter_cents"]),
+                )
+                self._post(locked.envelope())
             await self._sleep(0.05, "hits")
 
 
@@ -487,8 +491,6 @@ class PoolOverlay:
         self._shown: object = None
 
     def _overlay(self, snapshot: Any) -> Any:
-        import dataclasses
-        from types import MappingProxyType
 
         link = self._link()
         pool = None if link is None else link.pool

@@ -34,7 +34,7 @@ from controller.journal.format import JournalError
 from drivers.serial import protocol
 from drivers.sim.shoe_sim import ShoeSim
 from fsm.round.constants import AREAS
-from fsm.round.events import Event
+from fsm.round.events import Event, Training
 from fsm.rules.cards import CardError
 from fsm.rules.drills import PRACTICE_HANDS, arrange, practice_hand, stack_slots
 
@@ -220,12 +220,6 @@ def round_deal(db: Path) -> RoundDeal | None:
     return RoundDeal(found[0], found[1], wagered or frozenset())
 
 
-def round_order(db: Path) -> tuple[int, list[int]] | None:
-    """The round id and the seats in the order the stacks reach them (`round_deal`), or None."""
-    deal = round_deal(db)
-    return None if deal is None else (deal.round_id, deal.order)
-
-
 def round_voided(db: Path, round_id: int) -> bool | None:
     """Whether ``round_id`` ended voided (its ``round_summary``), None while it has not ended or
     the journal cannot be read (read-only)."""
@@ -296,14 +290,5 @@ class PracticeShoe(ShoeSim):
             self.practice.give_back(round_id, req, f"round {round_id} could not be arranged: {exc}")
             return
         self.arranged.append((round_id, req))
-        self._post(
-            Event(
-                "training",
-                {
-                    "action": "practice_deal",
-                    "position": req.position,
-                    "line": req.line,
-                    "by": req.by,
-                },
-            )
-        )
+        dealt = Training(action="practice_deal", position=req.position, line=req.line, by=req.by)
+        self._post(dealt.envelope())
