@@ -27,7 +27,7 @@ machine.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from controller.journal.tail import Committed
 from fsm.round.effects import (
@@ -72,7 +72,6 @@ class FloorFold:
     power_ups: int = 0
     overflowed: int = 0
     clock_offset_s: float = 0.0
-    last_commands: tuple[str, ...] = field(default_factory=tuple)
 
     def apply(self, c: Committed) -> FloorFold:
         """The fold after the committed entry ``c`` (its typed event and effects)."""

@@ -65,7 +65,6 @@ class Replayer(Protocol):
 
 #: Builds the replayer from the game configuration recorded in the journal's meta (or None).
 ReplayFactory = Callable[[dict[str, JSON] | None], Replayer]
-Replay = ReplayFactory  # the name callers used before effects were compared
 
 _COLUMNS = "seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac"
 _ROWS = f"SELECT {_COLUMNS} FROM journal ORDER BY seq"
