@@ -29,6 +29,7 @@ from gpiozero.pins.mock import MockFactory
 from controller.journal.store import Journal
 from drivers.gpio.config import PinConfig
 from drivers.gpio.table import build_gpio_table
+from fsm.round.effects import Lights
 from fsm.round.events import Event
 
 PRESSES = 300
@@ -93,7 +94,7 @@ def run() -> dict[str, float | int | str]:
                         if levels != LOCKED_LEVELS:
                             problems.append(f"lights read {levels} after the locked effect")
                     elif event.type == "bench_betting":
-                        table.apply({"type": "lights", "states": BETTING})
+                        table.apply(Lights(tuple(BETTING)))
                     elif event.type == "bench_bare_commit":
                         data = {"effects": [{"type": "lights", "states": LOCKED}]}
                         start = time.perf_counter()

@@ -75,7 +75,7 @@ def _command_rtt(n: int) -> float:
         for _ in range(n):
             start = time.perf_counter()
             shuffler.shuffle()
-            while events.get(timeout=5).type != "shuffle_completed":
+            while events.get(timeout=5).type != "shuffle_complete":
                 pass
             times.append(time.perf_counter() - start)
         return statistics.median(times)

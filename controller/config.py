@@ -28,6 +28,7 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -298,36 +299,6 @@ def _table_of(value: object, where: str, problems: list[str]) -> Mapping[str, An
     return _collect(problems, None, lambda: table_value(value, where))
 
 
-def _reader(data: Mapping[str, Any], where: str, key: str) -> Reader:
-    return Reader(data, where, (key,), check=False)
-
-
-def _get_int(
-    data: Mapping[str, Any],
-    key: str,
-    where: str,
-    default: int,
-    lo: int,
-    hi: int,
-    problems: list[str],
-) -> int:
-    return _collect(
-        problems, default, lambda: _reader(data, where, key).integer(key, default, lo, hi)
-    )
-
-
-def _get_bool(
-    data: Mapping[str, Any], key: str, where: str, default: bool, problems: list[str]
-) -> bool:
-    return _collect(problems, default, lambda: _reader(data, where, key).boolean(key, default))
-
-
-def _get_str(
-    data: Mapping[str, Any], key: str, where: str, default: str, problems: list[str]
-) -> str:
-    return _collect(problems, default, lambda: _reader(data, where, key).string(key, default))
-
-
 def _delegate(
     build: Callable[[Mapping[str, Any], str], Any], data: Any, where: str, problems: list[str]
 ) -> Any:
@@ -369,7 +340,8 @@ def _parse_table(raw: object, problems: list[str]) -> TableSection:
         )
         asset = 0
     else:
-        asset = _get_int(data, "asset_number", "table", 0, 1, 2**32 - 1, problems)
+        table = Reader(data, "table", ("asset_number",), check=False)
+        asset = _collect(problems, 0, lambda: table.integer("asset_number", 0, 1, 2**32 - 1))
     location = data.get("location", "")
     if not isinstance(location, str):
         problems.append(f"table.location: must be a string, got {_kind(location)}")
@@ -453,7 +425,8 @@ def _parse_journal(raw: object, problems: list[str]) -> Path:
     if data is None:
         return Path(DEFAULT_JOURNAL)
     problems.extend(_unknown(data, ("path", "anchor", "key_file"), "journal"))
-    path = _get_str(data, "path", "journal", DEFAULT_JOURNAL, problems)
+    journal = Reader(data, "journal", ("path",), check=False)
+    path = _collect(problems, DEFAULT_JOURNAL, lambda: journal.string("path", DEFAULT_JOURNAL))
     if not path.isprintable():  # a NUL no file system takes; a newline no operator can read
         problems.append(f"journal.path: control characters are not allowed, got {path!r}")
         return Path(DEFAULT_JOURNAL)
@@ -469,8 +442,10 @@ def _parse_console(raw: object, problems: list[str]) -> ConsoleSection:
     if data is None:
         return ConsoleSection()
     problems.extend(_unknown(data, ("enabled", "socket"), "console"))
-    enabled = _get_bool(data, "enabled", "console", True, problems)
-    path = _get_str(data, "socket", "console", DEFAULT_CONSOLE_SOCKET, problems)
+    console = Reader(data, "console", ("enabled", "socket"), check=False)
+    enabled = _collect(problems, True, lambda: console.boolean("enabled", True))
+    default = DEFAULT_CONSOLE_SOCKET
+    path = _collect(problems, default, lambda: console.string("socket", default))
     if not path.isprintable() or not path.startswith("/") or path.endswith("/"):
         problems.append(f"console.socket: must be an absolute path to a file, got {path!r}")
     elif len(path.encode("utf-8")) >= 104:
@@ -504,7 +479,9 @@ def _parse_supervisors(raw: object, problems: list[str]) -> dict[str, Supervisor
         problems.extend(
             _unknown({k: v for k, v in body.items() if k not in plain}, ("name", "pin_hash"), where)
         )
-        name = _get_str(body, "name", where, sid, problems)
+        name = _collect(
+            problems, sid, partial(Reader(body, where, ("name",), check=False).string, "name", sid)
+        )
         stored = body.get("pin_hash")
         if stored is None:
             if not plain:

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from test_owner import RecordingDevices, _owner
 
+from controller.journal.audit import connect_read_only
 from controller.journal.redact import HIDDEN, hide_cards
 from controller.sim.simulate import run_headless
 from controller.sim.table import deck_path_for, sim_state_dir
@@ -78,7 +79,7 @@ def test_a_real_runs_log_output_holds_no_card_identity(
     out = io.StringIO()
     code = run_headless(db, 3, 11, fault_spec="garbage@1,shoe-jam@2", out=out)
     assert code == 0, out.getvalue()
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     dealt = [json.loads(d) for (d,) in conn.execute("SELECT data FROM journal WHERE type='dealt'")]
     conn.close()
     assert dealt, "the run dealt no round"

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from controller.config import SIMULATED_TABLE
+from controller.journal.audit import connect_read_only
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]
@@ -44,7 +45,7 @@ def entry_types(db: Path) -> list[str]:
     if not db.exists():
         return []
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        conn = connect_read_only(db)
         try:
             return [t for (t,) in conn.execute("SELECT type FROM journal ORDER BY seq")]
         finally:
@@ -57,7 +58,7 @@ def entry_rows(db: Path) -> list[tuple[str, dict[str, str]]]:
     if not db.exists():
         return []
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        conn = connect_read_only(db)
         try:
             rows = conn.execute("SELECT type, data FROM journal ORDER BY seq")
             return [(t, json.loads(d)) for (t, d) in rows]

@@ -14,7 +14,6 @@ import ast
 import contextlib
 import json
 import socket
-import sqlite3
 import tempfile
 import threading
 import time
@@ -29,19 +28,13 @@ from journal_support import journal_entries
 
 from controller.config import SIMULATED_TABLE, TableConfig, parse_config
 from controller.console import server as console_mod
-from controller.console.server import (
-    JOURNALED_REFUSALS_PER_MINUTE,
-    LOCKOUT_AFTER,
-    LOCKOUT_S,
-    MAX_REQUEST_BYTES,
-    REFUSAL_EVENT,
-    ConsoleServer,
-    request_line,
-    send_request,
-)
+from controller.console.server import MAX_REQUEST_BYTES, ConsoleServer, request_line, send_request
+from controller.journal.audit import connect_read_only
 from controller.service.owner import Owner
+from controller.supervisor.gate import JOURNALED_REFUSALS_PER_MINUTE
+from controller.supervisor.lockout import LOCKOUT_AFTER, LOCKOUT_S, REFUSAL_EVENT
 from fsm.round.effects import Effect
-from fsm.round.events import JSON, Event
+from fsm.round.events import JSON, Event, FaultCleared, parse_event
 from fsm.round.machine import RoundMachine
 
 PIN = {"trainer": "1234", "floor": "2468"}  # training credentials of simulated-table.toml
@@ -402,7 +395,9 @@ def test_clear_fault_resumes_or_voids_with_refunds(rig: Rig) -> None:
     rig.post("fault_raised", code="SHOE_JAM", device="shoe", detail="test")
     reply = rig.ask("clear-fault")
     assert reply["ok"] is True and reply["state"] == "Open_Betting"
-    assert rig.entry(reply["seq"])[1]["void"] is False
+    kind, data = rig.entry(reply["seq"])
+    cleared = parse_event(Event(kind, {k: v for k, v in data.items() if k != "effects"}))
+    assert isinstance(cleared, FaultCleared) and cleared.void is False  # the default: left out
     rig.post("chip_detected", position=4)
     rig.post("fault_raised", code="SHOE_JAM", device="shoe", detail="test")
     reply = rig.ask("clear-fault", "--void", sup="floor")
@@ -434,7 +429,7 @@ def test_wrong_pin_is_refused_journaled_and_nothing_posted(
     assert (data["supervisor"], data["request"], data["reason"]) == ("trainer", "open", "wrong PIN")
     assert "pin" not in data
     assert rig.owner.public.state == "Closed"
-    conn = sqlite3.connect(f"file:{rig.db}?mode=ro", uri=True)
+    conn = connect_read_only(rig.db)
     try:
         texts = [t for (t,) in conn.execute("SELECT data FROM journal")]
     finally:

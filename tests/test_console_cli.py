@@ -23,16 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_console import PIN, Rig, make_rig, short_socket_dir
 
-from controller.console.server import (
-    REQUESTS,
-    RequestError,
-    build_event,
-    parse_line,
-    request_line,
-    send_request,
-)
+from controller.console.server import parse_line, request_line, send_request
 from controller.service.owner import Owner
 from controller.sim.simulate import TrainerHold, console_socket_path
+from controller.supervisor.requests import REQUESTS, RequestError, build_event
 from fsm.round.effects import Display, Effect
 from fsm.round.events import Event
 

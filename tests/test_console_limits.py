@@ -17,17 +17,14 @@ from pathlib import Path
 import pytest
 from test_console import PIN, Rig, make_rig, refusals
 
-from controller.console.lockout import (
+from controller.console.server import MAX_CLIENTS, ConsoleServer
+from controller.supervisor.gate import JOURNALED_REFUSALS_PER_MINUTE
+from controller.supervisor.lockout import (
     LOCKOUT_AFTER,
     LOCKOUT_S,
     REASON_LOCKED,
     REASON_WRONG,
     journal_history,
-)
-from controller.console.server import (
-    JOURNALED_REFUSALS_PER_MINUTE,
-    MAX_CLIENTS,
-    ConsoleServer,
 )
 
 #: The generous bound: a request is answered well within this while others idle (the old

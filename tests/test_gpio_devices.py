@@ -26,6 +26,7 @@ from test_gpio_rig import (
 )
 
 from drivers.gpio.devices import GpioDiceShaker, QuietGapFilter, frame_levels
+from fsm.round.effects import Display, Lights, Shuffle
 from fsm.round.events import Event
 
 
@@ -98,16 +99,16 @@ def test_a_bouncing_chip_sensor_posts_one_chip(rig: GpioRig) -> None:
 def test_steady_light_states_drive_the_right_pin_levels_k2_k3(rig: GpioRig) -> None:
     """lit and locked are both steadily illuminated (NY 5324.41(k)(2): the dealer counts lights
     illuminated after the lock-out; (k)(3)(i): the light is checked before a payout)."""
-    rig.table.apply({"type": "lights", "states": ["off", "lit", "locked", "off", "locked", "lit"]})
+    rig.table.apply(Lights(tuple(["off", "lit", "locked", "off", "locked", "lit"])))
     assert lights(rig) == (False, True, True, False, True, True)
-    rig.table.apply({"type": "lights", "states": ["locked", "off", "off", "lit", "off", "off"]})
+    rig.table.apply(Lights(tuple(["locked", "off", "off", "lit", "off", "off"])))
     assert lights(rig) == (True, False, False, True, False, False)
 
 
 def test_blinking_lights_go_on_and_off_in_the_background_while_steady_ones_hold(
     rig: GpioRig,
 ) -> None:
-    rig.table.apply({"type": "lights", "states": ["blink", "lit", "off", "blink", "off", "off"]})
+    rig.table.apply(Lights(tuple(["blink", "lit", "off", "blink", "off", "off"])))
     seen: list[bool] = []
     for reading in observed_levels(lambda: (rig.level(16),)):
         seen.append(reading[0])
@@ -120,9 +121,7 @@ def test_blinking_lights_go_on_and_off_in_the_background_while_steady_ones_hold(
 
 
 def test_attract_chases_across_the_attract_positions_in_order(rig: GpioRig) -> None:
-    rig.table.apply(
-        {"type": "lights", "states": ["attract", "attract", "lit", "attract", "off", "attract"]}
-    )
+    rig.table.apply(Lights(("attract", "attract", "lit", "attract", "off", "attract")))
     order: list[int] = []
     for reading in observed_levels(lambda: lights(rig)):
         chased = [i for i in (0, 1, 3, 5) if reading[i]]
@@ -193,25 +192,23 @@ def test_supervisor_key_is_a_held_switch_posting_each_change(rig: GpioRig) -> No
 # --- dice shaker --------------------------------------------------------------------------------
 
 
-def test_shaker_counts_distinct_shakes_and_ignores_bounce_h8i(rig: GpioRig) -> None:
+def test_shaker_posts_each_distinct_shake_once_and_ignores_bounce_h8i(rig: GpioRig) -> None:
     """NY 5324.41(h)(8)(i): the bank shakes at least three times; each shake (a burst of
-    contact chatter) counts once."""
+    contact chatter) is posted once, with no count of its own (the round machine counts them:
+    one count, journaled)."""
     for _ in range(4):
         rig.clock.advance(0.3)
         chatter(rig, SHAKER_PIN, 7)  # ends low
         rig.clock.advance(0.02)
         rig.factory.pin(SHAKER_PIN).drive_high()
-    assert rig.table.shaker.count == 4
-    assert rig.events == [Event("shake_detected", {"count": n}) for n in (1, 2, 3, 4)]
+    assert rig.events == [Event("shake_detected")] * 4
 
 
-def test_shaker_reset_effect_starts_the_count_again(rig: GpioRig) -> None:
-    rig.shake()
-    rig.shake()
-    assert rig.table.apply({"type": "shaker_reset"}) is True
-    assert rig.table.shaker.count == 0
-    rig.shake()
-    assert rig.events[-1] == Event("shake_detected", {"count": 1})
+def test_the_gpio_table_applies_only_its_own_effects(rig: GpioRig) -> None:
+    """Lights and display are the GPIO table's; any other effect is not (``shaker_reset`` is no
+    effect of the round: the machine counts shakes)."""
+    assert rig.table.apply(Display("3")) is True
+    assert rig.table.apply(Shuffle()) is False
 
 
 def test_shaker_lid_sensor_reports_lifted_and_closed_h8i() -> None:
@@ -246,8 +243,8 @@ def test_shaker_without_a_lid_sensor_says_so(rig: GpioRig) -> None:
 def test_safe_state_then_close_leaves_every_output_low_and_stops_the_animation(
     rig: GpioRig,
 ) -> None:
-    rig.table.apply({"type": "lights", "states": ["attract"] * 3 + ["blink", "lit", "locked"]})
-    rig.table.apply({"type": "display", "glyph": "P"})
+    rig.table.apply(Lights(tuple(["attract"] * 3 + ["blink", "lit", "locked"])))
+    rig.table.apply(Display("P"))
     rig.table.safe_state()
     rig.table.close()
     outputs = (*DEFAULT_LIGHT_PINS, 13, 22, 23, 24, 25, 26, 27)
@@ -312,9 +309,9 @@ def test_active_low_outputs_light_on_a_low_pin_and_rest_high() -> None:
     try:
         levels = lambda ns: [bool(factory.pin(n).state) for n in ns]  # noqa: E731
         assert levels(DEFAULT_LIGHT_PINS) == [True] * 6  # dark = high
-        table.apply({"type": "lights", "states": ["lit", "off", "locked", "off", "off", "off"]})
+        table.apply(Lights(tuple(["lit", "off", "locked", "off", "off", "off"])))
         assert levels(DEFAULT_LIGHT_PINS) == [False, True, False, True, True, True]
-        table.apply({"type": "display", "glyph": "1"})  # segments b and c
+        table.apply(Display("1"))  # segments b and c
         segs = dict(zip(DEFAULT_SEGMENT_PINS, levels(DEFAULT_SEGMENT_PINS.values()), strict=True))
         assert [k for k, high in segs.items() if not high] == ["b", "c"]
     finally:

@@ -11,6 +11,7 @@ from gpiozero.pins.mock import MockFactory
 from test_gpio_rig import DEFAULT_SEGMENT_PINS, GpioRig
 
 from drivers.gpio.devices import GpioNumberDisplay
+from fsm.round.effects import Display
 
 #  _      a
 # |_|   f g b
@@ -62,7 +63,7 @@ def test_the_parser_reads_an_eight_as_all_seven_segments() -> None:
 
 @pytest.mark.parametrize("glyph", list(DRAWINGS))
 def test_each_glyph_lights_the_segments_of_its_drawing(rig: GpioRig, glyph: str) -> None:
-    assert rig.table.apply({"type": "display", "glyph": glyph}) is True
+    assert rig.table.apply(Display(glyph)) is True
     assert lit_segments(rig) == segments_of(DRAWINGS[glyph])
     assert rig.table.display.glyph == glyph
 
@@ -71,14 +72,14 @@ def test_the_starting_position_digits_1_to_7_follow_one_another_j1(rig: GpioRig)
     """NY 5324.41(j)(1): the number 1-7 selected by the random number generator is displayed;
     each new number replaces the previous one entirely."""
     for digit in "7315246":
-        rig.table.apply({"type": "display", "glyph": digit})
+        rig.table.apply(Display(digit))
         assert lit_segments(rig) == segments_of(DRAWINGS[digit]), digit
 
 
 def test_no_status_glyph_can_be_read_as_a_digit(rig: GpioRig) -> None:
     patterns: dict[frozenset[str], str] = {}
     for glyph in DRAWINGS:
-        rig.table.apply({"type": "display", "glyph": glyph})
+        rig.table.apply(Display(glyph))
         pattern = frozenset(lit_segments(rig))
         assert pattern not in patterns, f"{glyph} looks like {patterns.get(pattern)}"
         patterns[pattern] = glyph
@@ -92,18 +93,18 @@ def test_display_starts_blank(rig: GpioRig) -> None:
 @pytest.mark.parametrize(
     ("glyph", "message"),
     [
-        (3, "effect.glyph: unknown glyph 3 "),
-        ("8", "effect.glyph: unknown glyph '8' "),
-        ("Idle", "effect.glyph: unknown glyph 'Idle' "),
-        (None, "effect.glyph: unknown glyph None "),
+        (3, "display glyph 3: expected one of "),
+        ("8", "display glyph '8': expected one of "),
+        ("Idle", "display glyph 'Idle': expected one of "),
+        (None, "display glyph None: expected one of "),
     ],
 )
 def test_an_unknown_glyph_is_refused_and_the_display_keeps_its_glyph(
     rig: GpioRig, glyph: object, message: str
 ) -> None:
-    rig.table.apply({"type": "display", "glyph": "5"})
+    rig.table.apply(Display("5"))
     with pytest.raises(ValueError) as err:
-        rig.table.apply({"type": "display", "glyph": glyph})
+        rig.table.display.show(glyph)  # type: ignore[arg-type]  # the device's own guard
     assert str(err.value).startswith(message)
     assert lit_segments(rig) == segments_of(DRAWINGS["5"])
 

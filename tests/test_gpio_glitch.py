@@ -115,7 +115,7 @@ def test_shakes_still_count_one_per_stroke(bench: Bench) -> None:
     for _ in range(3):
         bench.level(SHAKER_PIN, low=True, then=0.01)
         bench.level(SHAKER_PIN, low=False, then=0.2)
-    assert bench.events[-1] == Event("shake_detected", {"count": 3})
+    assert bench.events == [Event("shake_detected")] * 3
 
 
 def test_window_zero_passes_every_activation_at_once() -> None:

@@ -14,7 +14,7 @@ from typing import Protocol
 from gpiozero.pins.mock import MockFactory
 
 from drivers.gpio.config import PinConfig
-from drivers.gpio.table import Table, build_fake_table, build_gpio_table
+from drivers.gpio.table import Table, build_gpio_table
 from fsm.round.events import Event
 
 # Segment pins a..g of the default wiring, read from docs/wiring.md, not from the code.
@@ -120,39 +120,7 @@ class GpioRig:
         self.factory.reset()
 
 
-class FakeRig:
-    """The in-memory fakes."""
-
-    name = "fake"
-
-    def __init__(self) -> None:
-        self.events: list[Event] = []
-        self.fakes = build_fake_table(self.events.append)
-        self.table = self.fakes.table
-
-    def drop_chip(self, position: int) -> None:
-        self.fakes.acceptors.drop_chip(position)
-
-    def press_lockout(self) -> None:
-        self.fakes.lockout.press()
-
-    def press_next(self) -> None:
-        self.fakes.panel.press_next()
-
-    def press_void(self) -> None:
-        self.fakes.panel.press_void()
-
-    def turn_key(self, on: bool) -> None:
-        self.fakes.panel.turn_key(on)
-
-    def shake(self) -> None:
-        self.fakes.shaker.shake()
-
-    def close(self) -> None:
-        self.table.close()
-
-
-RIGS: dict[str, Callable[[], Rig]] = {"gpiozero": GpioRig, "fake": FakeRig}
+RIGS: dict[str, Callable[[], Rig]] = {"gpiozero": GpioRig}
 
 
 def observed_levels(

@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from controller.journal.audit import connect_read_only
 from controller.journal.store import Entry, Journal, JournalError, StorageFault, export, verify
 
 
@@ -46,7 +47,7 @@ def documented_state_hash(snapshot: object, meters: object, rounds: int) -> str:
 
 def documented_genesis(path: Path) -> str:
     """docs/journal.md: seq 1's prev_hash is SHA-256 of the canonical object of the meta rows."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect_read_only(path)
     meta = dict(conn.execute("SELECT key, value FROM meta"))
     conn.close()
     return hashlib.sha256(canonical(meta).encode("ascii")).hexdigest()

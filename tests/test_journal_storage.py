@@ -27,7 +27,7 @@ from report_journals import standard_journal
 
 from controller.cli.journal import make_replay
 from controller.journal.anchor import AnchorWriter, default_anchor_path, read_anchor
-from controller.journal.audit import verify
+from controller.journal.audit import connect_read_only, verify
 from controller.journal.format import StorageFault
 from controller.journal.lock import JournalInUse, JournalLock
 from controller.journal.store import Journal
@@ -278,7 +278,7 @@ def _page_size(db: Path) -> int:
 
 
 def _root_page(db: Path, table: str) -> int:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         return int(conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,))
                    .fetchone()[0])  # fmt: skip
@@ -579,7 +579,7 @@ def test_power_up_reads_a_fixed_number_of_rows_and_never_scans_the_journal(
     owner.start()
     owner.stop()
     monkeypatch.undo()
-    plans = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    plans = connect_read_only(db)
     scans = []
     for text in statements:
         if not text.lstrip().upper().startswith(("SELECT", "INSERT", "UPDATE", "DELETE")):

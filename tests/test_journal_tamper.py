@@ -25,7 +25,7 @@ from report_journals import TableDriver
 
 from controller.cli.journal import make_replay
 from controller.journal.anchor import default_anchor_path
-from controller.journal.audit import verify
+from controller.journal.audit import connect_read_only, verify
 from controller.journal.format import SCHEMA_SQL
 from fsm.round.config import GameConfig
 
@@ -113,7 +113,7 @@ def _edits(value: Any) -> Iterator[Any]:
 
 def _cells(path: Path) -> list[tuple[str, int, str, Any]]:
     """(table, rowid, column, value) of every cell of every table."""
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    conn = connect_read_only(path)
     try:
         out: list[tuple[str, int, str, Any]] = []
         for table in TABLES:

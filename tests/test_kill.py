@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 from test_simulate import check_journal
 
+from controller.journal.audit import connect_read_only
+
 ROUNDS = 200
 KILLS = 7
 SEED = 20261129
@@ -50,7 +52,7 @@ def _entries(db: Path) -> int:
     if not db.exists():
         return 0
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        conn = connect_read_only(db)
         try:
             return int(conn.execute("SELECT count(*) FROM journal").fetchone()[0])
         finally:

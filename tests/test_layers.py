@@ -121,3 +121,103 @@ def test_the_check_sees_a_private_import(tmp_path: Path) -> None:
         "from fsm.round.config import _split_key\nfrom fsm.round import states as S\nS._tree\n"
     )
     assert private_imports(bad) == ["fsm.round.config._split_key", "S._tree"]
+
+
+# --------------------------------------------------------------------------- one vocabulary
+# Every producer (GPIO devices, serial adapters, SAS, console, page, link, simulator, owner)
+# builds the typed record of fsm/round/events.py and posts its envelope; only the round's own
+# modules and the journal's readers (which turn a journaled entry back into its envelope) build
+# an Event from a type and data.
+ENVELOPE_READERS = {
+    "controller/journal/tail.py",  # a committed entry -> its typed event
+    "controller/cli/journal.py",  # verify: replays each journaled entry
+    "controller/service/owner.py",  # the machine's own post effects, and the canonical form
+}
+
+
+def string_built_events(path: Path) -> list[int]:
+    """Lines of ``Event(<a string literal or a name>, ...)`` calls (an envelope built by hand)."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    lines = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "Event"
+            and node.args
+        ):
+            lines.append(node.lineno)
+    return lines
+
+
+@pytest.mark.parametrize(
+    "path", sources("drivers") + sources("controller"), ids=lambda p: str(p.relative_to(ROOT))
+)
+def test_producers_build_typed_events_never_string_built_ones(path: Path) -> None:
+    rel = path.relative_to(ROOT).as_posix()
+    if rel in ENVELOPE_READERS:
+        return
+    assert string_built_events(path) == [], f"{rel}: build the event's record (fsm/round/events)"
+
+
+def test_the_check_sees_a_string_built_event(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        'post(Event("chip_detected", {"position": 1}))\npost(ChipDetected(1).envelope())\n'
+    )
+    assert string_built_events(bad) == [1]
+
+
+# --------------------------------------------------------------------------- page, console, circles
+def imported_names(path: Path) -> set[str]:
+    """Every module ``path`` imports, in full (``controller.console.server``), at any level."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("path", sources("controller/web"), ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_page_never_imports_the_console(path: Path) -> None:
+    """The supervisor's requests and PIN gate are shared (controller/supervisor/): the page and
+    the console are two channels, neither built on the other."""
+    used = imported_names(path)
+    assert not {n for n in used if n.startswith("controller.console")}, path.name
+
+
+def test_no_import_circle_among_our_modules() -> None:
+    """No module imports (at any level) a module that imports it back, directly or through
+    others: a reader can learn each module before the ones that use it (a package's
+    ``__init__`` re-exporting its modules is not a circle)."""
+    modules = {
+        p.relative_to(ROOT).with_suffix("").as_posix().replace("/", "."): p
+        for package in ("fsm", "drivers", "controller")
+        for p in sources(package)
+        if p.name != "__init__.py"
+    }
+    graph = {
+        name: {used for used in imported_names(path) if used in modules and used != name}
+        for name, path in modules.items()
+    }
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = [*stack[stack.index(nxt) :], nxt]
+                raise AssertionError("import circle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(graph):
+        if node not in state:
+            visit(node)

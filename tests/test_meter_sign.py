@@ -17,7 +17,6 @@ from gpiozero.pins.mock import MockFactory, MockSPIDevice
 from controller.service.meter_sign import SignReader, sign_levels
 from controller.service.owner import PublicSnapshot
 from drivers.gpio.config import PinConfig
-from drivers.gpio.fakes import FakeMeterSign
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.max7219 import (
     DECODE_MODE,
@@ -29,6 +28,8 @@ from drivers.gpio.max7219 import (
     SEGMENT_BITS,
     SHUTDOWN,
     Max7219Chain,
+    Max7219MeterSign,
+    SimulatedChain,
 )
 from drivers.gpio.sign import (
     Cell,
@@ -40,7 +41,14 @@ from drivers.gpio.sign import (
     win_text,
 )
 from drivers.gpio.table import build_gpio_table
+from fsm.round.effects import Display
 from fsm.round.states import BETTING, JACKPOT_PENDING, LEAF_STATES
+
+
+def simulated_sign(modules: int = 1) -> Max7219MeterSign:
+    """The real sign driver on the simulated table's SPI bus (the MAX7219 chain in memory)."""
+    return Max7219MeterSign(Max7219Chain(SimulatedChain(modules), modules), modules)
+
 
 # --- the text and its drawing ---------------------------------------------------------------
 
@@ -134,7 +142,7 @@ def snapshot(
 def test_the_sign_shows_only_the_displayed_amount_never_reserve_or_overflow() -> None:
     (level,) = sign_levels(snapshot(1, BETTING, 123_45))
     assert level == SignLevel("progressive", 123_45, ())
-    sign = FakeMeterSign(1)
+    sign = simulated_sign()
     SignReader(_Published(snapshot(1, BETTING, 123_45)), sign).refresh(snapshot(1, BETTING, 123_45))
     assert sign.texts == ("   123.45",)
     for secret in (RESERVE, OVERFLOW):
@@ -169,11 +177,11 @@ def test_the_sign_text_in_every_state_drawn(state: str) -> None:
     """What the players see in each state of the round, a hit pending on area 3 (at $2,000.08
     displayed): the amount everywhere but Open_JackpotPending, which shows WIN and the area."""
     pending = [{"position": 3, "level": "progressive", "line": "five_aces"}]
-    sign = FakeMeterSign(1)
+    sign = simulated_sign()
     snap = snapshot(1, state, 200_008, pending)
     SignReader(_Published(snap), sign).refresh(snap)
     expected = WIN_DRAWN if state == JACKPOT_PENDING else AMOUNT_DRAWN
-    assert sign.drawing() == [expected], state
+    assert [draw(cells(t)) for t in sign.texts] == [expected], state
 
 
 class _Published:
@@ -195,7 +203,7 @@ class _Published:
             return self.public
 
 
-def _wait_for(sign: FakeMeterSign, text: str) -> None:
+def _wait_for(sign: Max7219MeterSign, text: str) -> None:
     deadline = threading.Event()
     for _ in range(500):
         if sign.texts == (text,):
@@ -206,7 +214,7 @@ def _wait_for(sign: FakeMeterSign, text: str) -> None:
 
 def test_the_reader_follows_every_contribution_hit_payout_and_reset() -> None:
     owner = _Published(snapshot(1, BETTING, 100000))
-    sign = FakeMeterSign(1)
+    sign = simulated_sign()
     reader = SignReader(owner, sign)
     reader.start()
     try:
@@ -220,7 +228,7 @@ def test_the_reader_follows_every_contribution_hit_payout_and_reset() -> None:
         _wait_for(sign, "  1000.00")
     finally:
         reader.stop()
-    assert sign.updates == 4
+    assert reader.updates == 4  # one change of the sign each
 
 
 # --- MAX7219 on MockFactory's SPI0 pins --------------------------------------------------------
@@ -299,7 +307,7 @@ def test_the_1_to_7_digit_on_chip_0_leaves_the_sign_alone(
     table, model, _ = chain_table
     table.sign.show(["  1000.00", "    50.00"])
     for glyph in ("3", "L", "7"):
-        table.apply({"type": "display", "glyph": glyph})
+        table.apply(Display(glyph))
         assert model.digits(0)[-1] == Cell(SEGMENTS[glyph])  # DIG0 of chip 0
         assert draw(model.digits(1)) == draw(cells("  1000.00"))  # no-ops for the others
 

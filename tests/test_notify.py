@@ -27,6 +27,7 @@ import pytest
 from test_cmd_run import ROOT, TABLECTL, entry_rows, entry_types, write_config
 
 from controller.console.server import request_line, send_request
+from controller.journal.audit import connect_read_only
 from controller.service.notify import Notifier, OwnerWatchdog, notify_address
 
 
@@ -234,7 +235,7 @@ def test_ready_comes_after_the_restore_and_a_blocked_owner_stops_the_watchdog(
 
 
 def _entry_times(db: Path) -> list[tuple[int, str]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         return [
             (int(ts), t) for ts, t in conn.execute("SELECT ts_ms, type FROM journal ORDER BY seq")

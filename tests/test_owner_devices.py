@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from test_gpio_rig import SEGMENT_WIRING
 
-from controller.service.devices import InputPort, NoiseMonitor, TableDevices, translate_input
+from controller.service.devices import TableDevices
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.table import build_gpio_table
-from drivers.serial.noise import NoiseConfig
+from drivers.serial.shoe import dealt
 from fsm.round import machine
 from fsm.round.effects import Acceptors, Dispense, Display, Lights, Shuffle
-from fsm.round.events import Event
+from fsm.round.events import Event, ShuffleComplete
 from fsm.round.phases import table as table_phase
 
 PINS = SEGMENT_WIRING  # the LEDCharDisplay alternative: the segments are pins here
@@ -111,52 +111,22 @@ def test_shuffle_and_dispense_go_to_the_serial_devices_and_safe_state_darkens() 
     assert shuffler.stopped and shoe.stopped
 
 
-def test_adapter_answers_become_the_rounds_events() -> None:
-    """drivers/serial vocabulary -> round vocabulary (fsm/round/machine.py EVENT_FIELDS)."""
-    done = translate_input(Event("shuffle_completed", {"device": "shuffler", "count": 53}))
-    assert done == Event("shuffle_complete", {"count": 53})
-    hands = [[i * 7 + k for k in range(7)] for i in range(7)]
-    data = {"device": "shoe", "stacks": 7, "cards": 7, "remaining": 4, "hands": hands}
-    assert translate_input(Event("cards_dispensed", data)) == Event(
-        "dealt", {"remaining": 4, "stacks": hands}
+def test_adapter_answers_are_the_rounds_events() -> None:
+    """The serial adapters post the round's own events (fsm/round/events.py): nothing between
+    them and the owner translates."""
+    assert ShuffleComplete(count=53, deck_id=1).envelope() == Event(
+        "shuffle_complete", {"count": 53, "deck_id": 1}
     )
+    hands = [[i * 7 + k for k in range(7)] for i in range(7)]
+    assert dealt(7, 4, hands).envelope() == Event("dealt", {"remaining": 4, "stacks": hands})
     # the three-card bonus (NY 5324.41(n)): stacks of three, then of four, each read by the shoe
     threes = [[i * 3 + k for k in range(3)] for i in range(4)]
-    three_data = {"device": "shoe", "stacks": 4, "cards": 3, "remaining": 41, "hands": threes}
-    assert translate_input(Event("cards_dispensed", three_data)) == Event(
-        "dealt", {"remaining": 41, "stacks": threes}
-    )
+    assert dealt(3, 41, threes).envelope() == Event("dealt", {"remaining": 41, "stacks": threes})
     fours = [[12 + i * 4 + k for k in range(4)] for i in range(4)]
-    four_data = {**three_data, "cards": 4, "remaining": 25, "hands": fours}
-    assert translate_input(Event("cards_dispensed", four_data)) == Event(
-        "dealt", {"remaining": 25, "stacks": fours}
-    )
-    blind = {**data, "hands": None}
-    assert translate_input(Event("cards_dispensed", blind)) == Event("dealt", {"remaining": 4})
-    fault = Event("fault_raised", {"code": "SHOE_JAM", "device": "shoe", "detail": "jam"})
-    assert translate_input(fault) == fault
+    assert dealt(4, 25, fours).envelope() == Event("dealt", {"remaining": 25, "stacks": fours})
+    assert dealt(7, 4, None).envelope() == Event("dealt", {"remaining": 4})  # a blind shoe
     for kind in ("shuffle_complete", "dealt"):
         assert kind in machine.EVENT_FIELDS
-
-
-def test_a_noisy_line_raises_line_noise_after_the_answer_it_came_with() -> None:
-    """Past the line's noise rate (here 10 units in 10 s; tests/test_line_noise.py: the rate)."""
-    counters = {"garbage_bytes": 0, "crc_errors": 0, "header_errors": 0, "sent": 5}
-    posted: list[Event] = []
-    limits = {"shoe": NoiseConfig(limit=10, window_s=10.0)}
-    port = InputPort(posted.append, NoiseMonitor({"shoe": lambda: dict(counters)}, limits))
-    answer = Event("cards_dispensed", {"device": "shoe", "stacks": 7, "cards": 7, "remaining": 4})
-    port(answer)
-    assert [e.type for e in posted] == ["dealt"]
-    counters["garbage_bytes"] += 17
-    counters["crc_errors"] += 1
-    counters["sent"] += 9  # traffic is not noise
-    port(answer)
-    assert [e.type for e in posted] == ["dealt", "dealt", "fault_raised"]
-    assert posted[-1].data["code"] == "LINE_NOISE" and posted[-1].data["device"] == "shoe"
-    assert "18 bytes" in posted[-1].data["detail"]
-    port(answer)  # nothing new on the line: no second fault
-    assert [e.type for e in posted][-1] == "dealt"
 
 
 def test_every_event_the_gpio_drivers_post_is_an_event_of_the_round() -> None:
@@ -165,6 +135,4 @@ def test_every_event_the_gpio_drivers_post_is_an_event_of_the_round() -> None:
     from drivers.gpio.interfaces import EVENT_NAMES
 
     for name in EVENT_NAMES:
-        event = Event(name, {})
-        assert translate_input(event) == event
         assert name in machine.EVENT_FIELDS, name

@@ -13,11 +13,11 @@ the request anyway, the royal flush sat in a hand with no wager, and the hit nev
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any
 
+from controller.journal.audit import connect_read_only
 from controller.journal.store import Journal
 from controller.sim.practice import PracticeDeck, PracticeShoe
 from controller.sim.simulate import build_service, load_sim_config, play
@@ -29,7 +29,7 @@ from fsm.rules.drills import practice_hand
 
 
 def _rows(db: Path) -> list[tuple[int, str, dict[str, Any]]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         got = conn.execute("SELECT round_id, type, data FROM journal ORDER BY seq").fetchall()
     finally:

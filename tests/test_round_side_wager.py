@@ -331,7 +331,7 @@ def test_the_dealer_closes_side_wagers_from_the_console_or_the_page_j2i() -> Non
     """NY 5324.41(j)(2)(i): the panel has only NEXT and VOID, so the list of side wagers (or
     "none") is entered through the console's ``side-wagers`` request (the page's action too);
     it reaches the round as ``side_wagers`` naming who entered it."""
-    from controller.console.server import RequestError, build_event
+    from controller.supervisor.requests import RequestError, build_event
 
     event = build_event("side-wagers", ["2:5:500", "4:1:100"], "ana")
     assert event.type == "side_wagers"

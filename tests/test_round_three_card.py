@@ -20,7 +20,6 @@ Expected values come from the rule text above, not from the code.
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -30,6 +29,7 @@ from round_support import SUP, Table, of_type, rejection
 
 from controller import cli
 from controller.config import SIMULATED_TABLE
+from controller.journal.audit import connect_read_only
 from fsm.round.config import GameConfig, with_changes
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine, replay
@@ -328,7 +328,7 @@ def test_restore_and_replay_in_the_middle_of_the_three_card_deal() -> None:
 
 
 def _rows(db: Path) -> list[tuple[str, dict[str, Any]]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         rows = conn.execute("SELECT type, data FROM journal ORDER BY seq").fetchall()
     finally:

@@ -18,49 +18,90 @@ from controller.config import load_config, parse_config
 from controller.floor.config import SasSection, parse_sas
 from controller.floor.exceptions import FloorFold
 from controller.floor.responder import Responder
+from controller.journal.format import Entry
+from controller.journal.tail import Committed
 from controller.service.owner import PublicSnapshot
 from drivers.sas import codec
 from drivers.sas.link import Poll
 from fsm.round.config import GameConfig
+from fsm.round.effects import (
+    Acceptors,
+    ConfigChangedEffect,
+    Effect,
+    Fault,
+    FaultClearedEffect,
+    HitPending,
+    HitVoidedEffect,
+    LinkedWager,
+    Pay,
+    Rejected,
+)
+from fsm.round.events import FloorCommand
 
 H = bytes.fromhex
 
 
 # --------------------------------------------------------------------------- exception queue
-def entry(
-    fold: FloorFold, seq: int, etype: str, *effects: dict[str, Any], **data: Any
-) -> FloorFold:
-    return fold.apply(seq, etype, {**data, "effects": list(effects)})
+def entry(fold: FloorFold, seq: int, etype: str, *effects: Effect, **data: Any) -> FloorFold:
+    """``fold`` after a committed ``etype`` entry with ``data`` and ``effects``."""
+    journaled = {**data, "effects": [e.to_json() for e in effects]}
+    return fold.apply(Committed(Entry(seq, 0, 1, etype, journaled, "", "")))
 
 
 def codes(fold: FloorFold) -> list[int]:
     return [q.code for q in fold.queue]
 
 
+def fault(code: str = "SHOE_JAM") -> Fault:
+    return Fault(code=code, device="shoe", detail="", interrupted="Open_Dealing")
+
+
+def hit(position: int = 1) -> HitPending:
+    return HitPending(position=position, level="progressive", line="royal_flush")
+
+
+def pay(**extra: Any) -> Pay:
+    fields: dict[str, Any] = {"position": 1, "level": "progressive", "line": "royal_flush"}
+    return Pay(**fields, cents=100_000, from_="meter", **extra)
+
+
 def test_each_committed_fact_raises_its_exception() -> None:
     f = FloorFold()
     f = entry(f, 1, "power_up")
-    f = entry(f, 2, "config_changed", {"type": "config_changed", "changes": []})
-    f = entry(f, 3, "fault_raised", {"type": "fault", "code": "SHOE_JAM"})
-    f = entry(f, 4, "fault_raised", {"type": "fault"})  # already out of service: tilt only
-    f = entry(f, 5, "fault_cleared", {"type": "fault_cleared", "outcome": "resumed"})
-    f = entry(f, 6, "progressive_outcome", {"type": "hit_pending", "position": 1})
-    f = entry(f, 7, "hit_validated", {"type": "pay", "from": "meter"})
-    f = entry(f, 8, "deadline", {"type": "fault", "code": "SHOE_TIMEOUT"})  # the machine's own
+    f = entry(f, 2, "config_changed", ConfigChangedEffect(changes=(), supervisor="s1"))
+    f = entry(f, 3, "fault_raised", fault())
+    f = entry(f, 4, "fault_raised", fault())  # already out of service: tilt only
+    f = entry(f, 5, "fault_cleared", FaultClearedEffect(supervisor="s1", outcome="resumed"))
+    f = entry(f, 6, "progressive_outcome", hit())
+    f = entry(f, 7, "hit_validated", pay(supervisor="s1"))
+    f = entry(f, 8, "deadline", fault("SHOE_TIMEOUT"))  # the machine's own
     assert codes(f) == [0x17, 0x3C, 0x20, 0x86, 0x20, 0x51, 0x54, 0x52, 0x20, 0x86]
     assert f.power_ups == 1
 
 
-def test_a_rejected_event_raises_nothing() -> None:
-    f = entry(
-        FloorFold(), 1, "fault_raised", {"type": "rejected", "reason": "x"}, {"type": "fault"}
+def test_a_handpay_is_reset_by_the_validation_or_the_void_whoever_makes_it() -> None:
+    """52 follows the facts of the effects: a hit validated by the panel's key (panel_next) is
+    reset like one validated at the console; a void is reset once, and the pay of the corrected
+    line it names is a win (54), not a second reset."""
+    f = entry(FloorFold(), 1, "panel_next", pay(supervisor="panel-key", via="panel"))
+    assert codes(f) == [0x54, 0x52]
+    voided = HitVoidedEffect(
+        position=1, level="progressive", line="royal_flush", supervisor="s1", reason="misread"
     )
-    assert codes(f) == []
+    f = entry(FloorFold(), 2, "hit_voided", voided, pay(voided_line="royal_flush"))
+    assert codes(f) == [0x52, 0x54]
+    tray = Pay(position=2, level="progressive", line="flush", cents=5000, from_="chip_tray")
+    assert codes(entry(FloorFold(), 3, "panel_next", tray)) == [0x54]
+
+
+def test_a_rejected_event_raises_nothing() -> None:
+    refused = Rejected(event="fault_raised", reason="x", cause="invalid")
+    assert codes(entry(FloorFold(), 1, "fault_raised", refused, fault())) == []
 
 
 def test_acknowledged_exception_leaves_the_queue_by_its_journal_entry() -> None:
     f = entry(FloorFold(), 1, "power_up")
-    f = entry(f, 2, "progressive_outcome", {"type": "hit_pending"})
+    f = entry(f, 2, "progressive_outcome", hit())
     f = entry(f, 3, "floor_command", command="exception_acked", code=0x17, source_seq=1)
     assert codes(f) == [0x51]
     # an acknowledgement of something not queued changes nothing
@@ -78,22 +119,21 @@ def test_queue_keeps_at_least_20_and_overflow_gives_70_once() -> None:
 
 
 def test_queue_is_the_same_after_a_restart_because_it_is_a_fold_of_the_journal() -> None:
-    entries = [
-        (1, "power_up", {}),
-        (2, "progressive_outcome", {"effects": [{"type": "hit_pending"}]}),
+    entries: list[tuple[int, str, tuple[Effect, ...]]] = [
+        (1, "power_up", ()),
+        (2, "progressive_outcome", (hit(),)),
     ]
     a = FloorFold()
-    for seq, t, d in entries:
-        a = a.apply(seq, t, d)
+    for seq, t, effects in entries:
+        a = entry(a, seq, t, *effects)
     b = FloorFold()
-    for seq, t, d in entries:  # a new process folds the same committed entries
-        b = b.apply(seq, t, d)
+    for seq, t, effects in entries:  # a new process folds the same committed entries
+        b = entry(b, seq, t, *effects)
     assert a == b and codes(a) == [0x17, 0x51]
 
 
-def linked_wager(playable: bool, linked: bool = True) -> dict[str, Any]:
-    return {"type": "linked_wager", "pool": "P1", "level": "progressive", "playable": playable,
-            "linked": linked}  # fmt: skip
+def linked_wager(playable: bool, linked: bool = True) -> LinkedWager:
+    return LinkedWager(pool="P1", level="progressive", playable=playable, linked=linked)
 
 
 def test_the_linked_wager_unplayable_raises_53_and_playable_again_nothing() -> None:
@@ -109,7 +149,7 @@ def test_the_linked_wager_unplayable_raises_53_and_playable_again_nothing() -> N
     f = entry(f, 6, "link_state", linked_wager(False))  # linked again, out of reach
     assert codes(f) == [0x3C, 0x53, 0x53, 0x3C, 0x3C, 0x53]
     # a link_state that changes nothing has no linked_wager effect and raises nothing
-    assert codes(entry(f, 7, "link_state", {"type": "acceptors", "armed": False})) == codes(f)
+    assert codes(entry(f, 7, "link_state", Acceptors(armed=False))) == codes(f)
 
 
 # --------------------------------------------------------------------------- responder
@@ -168,12 +208,12 @@ def test_7f_sets_the_clock_only_when_the_configuration_allows() -> None:
     frame = codec.s_poll(1, 0x7F, codec.date_time_bytes(11, 29, 2025, 12, 34, 56))
     refused = responder().respond(poll(frame), snap(), FloorFold(), 1000.0)
     assert refused.frame == b"\x01" and refused.command is not None
-    assert refused.command["applied"] is False and refused.command["clock_offset_ms"] == 0
+    assert refused.command.applied is False and refused.command.clock_offset_ms == 0
     allowed = responder(clock_setting_allowed=True).respond(
         poll(frame), snap(), FloorFold(), 1000.0
     )
-    assert allowed.command is not None and allowed.command["applied"] is True
-    assert allowed.command["clock"] == "2025-11-29T12:34:56"
+    assert allowed.command is not None and allowed.command.applied is True
+    assert allowed.command.clock == "2025-11-29T12:34:56"
     bad = codec.s_poll(1, 0x7F, H("13 29 20 25 12 34 56"))
     assert responder().respond(poll(bad), snap(), FloorFold(), 0).frame == b"\x81"
 
@@ -181,17 +221,17 @@ def test_7f_sets_the_clock_only_when_the_configuration_allows() -> None:
 def test_broadcast_7f_is_never_answered_but_journaled() -> None:
     frame = codec.s_poll(0, 0x7F, codec.date_time_bytes(11, 29, 2025, 12, 34, 56))
     reply = responder(clock_setting_allowed=True).broadcast(poll(frame), 0.0)
-    assert reply.frame is None and reply.command is not None and reply.command["applied"]
+    assert reply.frame is None and reply.command is not None and reply.command.applied
 
 
 def test_01_02_and_09_are_floor_commands_acknowledged() -> None:
     r = responder()
     shut = r.respond(poll(codec.s_poll(1, 0x01)), snap(), FloorFold(), 0)
-    assert shut.frame == b"\x01" and shut.command == {"command": "refuse_progressive"}
+    assert shut.frame == b"\x01" and shut.command == FloorCommand(command="refuse_progressive")
     up = r.respond(poll(codec.s_poll(1, 0x02)), snap(), FloorFold(), 0)
-    assert up.command == {"command": "accept_progressive"}
+    assert up.command == FloorCommand(command="accept_progressive")
     off = r.respond(poll(codec.s_poll(1, 0x09, H("00 01 00"))), snap(), FloorFold(), 0)
-    assert off.frame == b"\x01" and off.command == {"command": "disable_game", "game": 1}
+    assert off.frame == b"\x01" and off.command == FloorCommand(command="disable_game", game=1)
 
 
 def test_1b_returns_the_pending_hit_at_the_meter() -> None:

@@ -97,8 +97,8 @@ def test_fakes_follow_the_same_contract_7_stacks_leave_4() -> None:
     shoe: Shoe = FakeShoe(posted.append, fake_shuffler)
     shuffler.shuffle()
     shoe.dispense(7, 7)
-    assert [e.type for e in posted] == ["shuffle_completed", "cards_dispensed"]
-    hands = posted[1].data["hands"]
+    assert [e.type for e in posted] == ["shuffle_complete", "dealt"]
+    hands = posted[1].data["stacks"]
     assert len({c for h in hands for c in h}) == 49
     assert shoe.cards_remaining == 4
     fake = FakeShuffler(posted.append, seed=1)

@@ -109,12 +109,11 @@ def wait_ready(t: Table) -> None:
 
 def test_shuffle_then_seven_stacks_of_seven_leave_four_cards_5324_41_b(table: Table) -> None:
     table.shuffler.shuffle()
-    done = table.events.wait_type("shuffle_completed")
+    done = table.events.wait_type("shuffle_complete")
     assert done.data["count"] == DECK_SIZE == 53
     table.shoe.dispense(7, 7)
-    dealt = table.events.wait_type("cards_dispensed")
-    hands = dealt.data["hands"]
-    assert dealt.data["stacks"] == 7 and dealt.data["cards"] == 7
+    dealt = table.events.wait_type("dealt")
+    hands = dealt.data["stacks"]  # the round's dealt: the stacks as read, in dispense order
     assert len(hands) == 7 and all(len(h) == 7 for h in hands)
     cards = [c for h in hands for c in h]
     assert len(set(cards)) == 49 and all(0 <= c <= 52 for c in cards)
@@ -147,15 +146,15 @@ def test_wrong_deck_count_is_a_deck_count_fault_5324_41_b(table: Table, count: i
     table.shuffler.shuffle()
     fault = table.events.wait_type("fault_raised", device="shuffler", code=f"DECK_COUNT_{count}")
     assert str(count) in str(fault.data["detail"])
-    assert not [e for e in table.events.seen if e.type == "shuffle_completed"]
+    assert not [e for e in table.events.seen if e.type == "shuffle_complete"]
     table.sim.clear("shuffler-count")
     table.shuffler.shuffle()
-    assert table.events.wait_type("shuffle_completed").data["count"] == 53
+    assert table.events.wait_type("shuffle_complete").data["count"] == 53
 
 
 def test_shoe_jam_is_a_fault_and_its_clearing_is_reported(table: Table) -> None:
     table.shuffler.shuffle()
-    table.events.wait_type("shuffle_completed")
+    table.events.wait_type("shuffle_complete")
     table.sim.inject("shoe-jam")
     table.shoe.dispense(7, 7)
     fault = table.events.wait_type("fault_raised", device="shoe", code=faults.SHOE_JAM)
@@ -164,7 +163,7 @@ def test_shoe_jam_is_a_fault_and_its_clearing_is_reported(table: Table) -> None:
     table.shoe.request_status()
     table.events.wait_type("device_recovered", device="shoe", code=faults.SHOE_JAM)
     table.shoe.dispense(7, 7)
-    assert table.events.wait_type("cards_dispensed").data["remaining"] == 4
+    assert table.events.wait_type("dealt").data["remaining"] == 4
 
 
 def test_dispense_into_a_known_jam_still_gets_its_answer(table: Table) -> None:
@@ -181,7 +180,7 @@ def test_dispense_into_a_known_jam_still_gets_its_answer(table: Table) -> None:
 
 def test_shoe_misdeal_is_a_fault(table: Table) -> None:
     table.shuffler.shuffle()
-    table.events.wait_type("shuffle_completed")
+    table.events.wait_type("shuffle_complete")
     table.sim.inject("shoe-misdeal")
     table.shoe.dispense(7, 7)
     table.events.wait_type("fault_raised", device="shoe", code=faults.SHOE_MISDEAL)
@@ -199,9 +198,9 @@ def test_silent_shoe_times_out_then_recovers_when_it_answers(table: Table) -> No
     table.sim.clear("shoe-silent")
     table.events.wait_type("device_recovered", device="shoe", code=faults.LINK_TIMEOUT)
     table.shuffler.shuffle()
-    table.events.wait_type("shuffle_completed")
+    table.events.wait_type("shuffle_complete")
     table.shoe.dispense(7, 7)
-    assert table.events.wait_type("cards_dispensed").data["remaining"] == 4
+    assert table.events.wait_type("dealt").data["remaining"] == 4
 
 
 def test_silent_shuffler_times_out_and_a_shuffle_is_not_delivered(table: Table) -> None:
@@ -214,16 +213,16 @@ def test_silent_shuffler_times_out_and_a_shuffle_is_not_delivered(table: Table) 
     table.sim.clear("shuffler-silent")
     table.events.wait_type("device_recovered", device="shuffler")
     table.shuffler.shuffle()
-    assert table.events.wait_type("shuffle_completed").data["count"] == 53
+    assert table.events.wait_type("shuffle_complete").data["count"] == 53
 
 
 def test_garbage_on_the_line_is_skipped_and_commands_still_work(table: Table) -> None:
     table.sim.inject("garbage")
     for _ in range(3):
         table.shuffler.shuffle()
-        table.events.wait_type("shuffle_completed")
+        table.events.wait_type("shuffle_complete")
         table.shoe.dispense(7, 7)
-        assert table.events.wait_type("cards_dispensed").data["remaining"] == 4
+        assert table.events.wait_type("dealt").data["remaining"] == 4
     table.sim.clear("garbage")
     assert table.shoe_port.status()["garbage_bytes"] > 0  # type: ignore[operator]
     assert table.shuffler_port.status()["garbage_bytes"] > 0  # type: ignore[operator]
@@ -244,9 +243,9 @@ def test_vanished_port_is_reopened_with_backoff_and_recovery_reported(table: Tab
     table.events.wait_type("device_recovered", device="shoe", code=faults.PORT_LOST)
     assert table.shoe_port.opens == 2
     table.shuffler.shuffle()
-    table.events.wait_type("shuffle_completed")
+    table.events.wait_type("shuffle_complete")
     table.shoe.dispense(7, 7)
-    assert table.events.wait_type("cards_dispensed").data["remaining"] == 4
+    assert table.events.wait_type("dealt").data["remaining"] == 4
 
 
 def test_port_is_opened_exclusively(table: Table) -> None:

@@ -23,6 +23,7 @@ import pytest
 from controller import cli
 from controller.cli.journal import MachineReplayer
 from controller.config import SIMULATED_TABLE
+from controller.journal.audit import connect_read_only
 from controller.journal.store import verify
 from controller.sim.simulate import build_service, load_sim_config, run_headless
 from fsm.round.config import GameConfig
@@ -38,7 +39,7 @@ def _replayer(game: GameConfig) -> Any:
 
 
 def _rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         rows = conn.execute("SELECT seq, round_id, type, data FROM journal ORDER BY seq").fetchall()
     finally:
@@ -63,7 +64,7 @@ def check_journal(
     # every round id up to the last completed is either completed or voided: none lost
     assert set(range(1, max(completed) + 1)) <= set(completed) | voided
     # the meters reconcile to the cent with the movements journaled (none applied twice)
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         stored = {
             lvl: json.loads(v) for lvl, v in conn.execute('SELECT level, "values" FROM meters')

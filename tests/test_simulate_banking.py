@@ -38,6 +38,7 @@ from test_simulate import check_journal
 
 from controller import cli
 from controller.config import SIMULATED_TABLE
+from controller.journal.audit import connect_read_only
 from controller.sim.simulate import load_sim_config
 
 Row = tuple[int, int | None, str, dict[str, Any]]
@@ -290,7 +291,7 @@ def _accepted(db: Path) -> int:
     if not db.exists():
         return 0
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+        conn = connect_read_only(db)
         try:
             sql = "SELECT count(*) FROM journal WHERE type = 'bank_accepted'"
             return int(conn.execute(sql).fetchone()[0])

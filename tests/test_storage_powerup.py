@@ -17,13 +17,14 @@ from pathlib import Path
 
 import pytest
 
+from controller.journal.audit import connect_read_only
 from controller.sim.simulate import run_headless
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def _entries(db: Path) -> int:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         return int(conn.execute("SELECT count(*) FROM journal").fetchone()[0])
     finally:

@@ -14,7 +14,8 @@ import pytest
 from round_support import Table
 from test_console import Rig, make_rig
 
-from controller.console.server import REFUSAL_EVENT, REQUESTS
+from controller.supervisor.lockout import REFUSAL_EVENT
+from controller.supervisor.requests import REQUESTS
 
 #: Arguments that pass each request's own checks (the PIN is what is refused).
 ARGS: dict[str, list[str]] = {

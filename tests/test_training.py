@@ -19,6 +19,8 @@ from pathlib import Path
 import pytest
 
 from controller.config import SIMULATED_TABLE, load_config
+from controller.journal.audit import connect_read_only
+from controller.journal.tail import read_committed
 from controller.sim import actors
 from controller.sim.actors import SUPERVISOR, People
 from controller.sim.narrate import Narrator
@@ -31,7 +33,7 @@ TRAINER = "trainer"  # the training login of controller/data/simulated-table.tom
 
 
 def rows(db: Path, etype: str | None = None) -> list[tuple[int, int, str, dict[str, object]]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         sql = "SELECT seq, round_id, type, data FROM journal"
         got = conn.execute(sql + " ORDER BY seq").fetchall()
@@ -360,7 +362,7 @@ def test_narration_shows_cards_hands_and_winners_only_once_the_round_is_resolved
         assert play(service, 1, threading.Event(), None) == 0
     finally:
         service.close()
-    lines = Narrator(db).new_lines()
+    lines = Narrator().take(read_committed(db))
     assert all(line.startswith("TRAINING ") for line in lines)
     text = "\n".join(lines)
     assert "round 1: lights: attract 1, 2, 3, 4, 5, 6" in text

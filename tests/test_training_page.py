@@ -14,7 +14,6 @@ import os
 import re
 import shutil
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, Playwright
 
+from controller.journal.audit import connect_read_only
 from fsm.rules.cards import format_cards, parse_cards
 from fsm.rules.houseway import HouseWay
 
@@ -93,7 +93,7 @@ def table(tmp_path: Path) -> Iterator[tuple[str, Path]]:
 
 
 def _entries(db: Path, etype: str) -> list[dict[str, object]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         rows = conn.execute("SELECT data FROM journal WHERE type = ? ORDER BY seq", (etype,))
         return [json.loads(r[0]) for r in rows]

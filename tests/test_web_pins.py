@@ -1,6 +1,6 @@
 """The page's supervisor PINs (issue 12, Security: "wrong PINs limited, journaled, and the limits
 survive a restart"): the page's sign-in and the supervisor console count a supervisor's wrong PINs
-in one book (`controller.console.lockout.shared_book`), rebuilt from the journal when the service
+in one book (`controller.supervisor.lockout.shared_book`), rebuilt from the journal when the service
 starts again. A restart here is what a restart of the service does: the page and the owner
 stopped, a new owner and a new page on the same journal file.
 
@@ -21,10 +21,10 @@ from journal_support import journal_entries
 from test_web_server import Browser, _NoDevices
 
 from controller.config import SIMULATED_TABLE, TableConfig, load_config
-from controller.console.lockout import LOCKOUT_AFTER, REASON_LOCKED, REASON_WRONG
 from controller.console.server import request_line, send_request
 from controller.service.owner import Owner
 from controller.service.wiring import ConsoleAttachment
+from controller.supervisor.lockout import LOCKOUT_AFTER, REASON_LOCKED, REASON_WRONG
 from controller.web.config import WebSection
 from controller.web.server import WebServer
 from fsm.round.machine import RoundMachine

@@ -21,8 +21,8 @@ import pytest
 from journal_support import journal_entries
 
 from controller.config import SIMULATED_TABLE, load_config
-from controller.console.server import LOCKOUT_AFTER
 from controller.service.owner import Owner
+from controller.supervisor.lockout import LOCKOUT_AFTER
 from controller.web.config import WebSection
 from controller.web.feed import Hub
 from controller.web.server import WebServer

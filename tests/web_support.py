@@ -16,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from controller.journal.audit import connect_read_only
+
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 CHROMIUM = "/usr/bin/chromium"
@@ -83,9 +85,8 @@ class SimProcess:
 
 
 def journal_rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:
-    import sqlite3
 
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         rows = conn.execute("SELECT seq, round_id, type, data FROM journal ORDER BY seq").fetchall()
     finally:

@@ -18,14 +18,8 @@ from typing import Any, TextIO
 
 from controller.cli import args as types
 from controller.config import DEFAULT_CONSOLE_SOCKET
-from controller.console.server import (
-    COMMIT_TIMEOUT_S,
-    REQUESTS,
-    RequestError,
-    build_event,
-    request_line,
-    send_request,
-)
+from controller.console.server import COMMIT_TIMEOUT_S, request_line, send_request
+from controller.supervisor.requests import REQUESTS, RequestError, build_event
 
 EXIT_OK = 0
 EXIT_REFUSED = 1

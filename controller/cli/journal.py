@@ -22,9 +22,7 @@ from controller.journal import redact
 from controller.journal.anchor import load_key
 from controller.journal.audit import (
     ReplayFactory,
-    connect_read_only,
     export,
-    schema_problems,
     verify,
 )
 from controller.journal.format import JSON, Entry, JournalError, completes_a_round
@@ -64,25 +62,6 @@ def _missing(path: Path) -> str | None:
     if not path.is_file():
         return f"{path}: not a regular file"
     return None
-
-
-def recorded_game_config(path: Path) -> dict[str, JSON] | None:
-    """The game configuration the journal began with (its ``meta.config`` row, covered by the
-    genesis hash), read-only; None when it records none or cannot be read."""
-    try:
-        conn = connect_read_only(path)
-    except Exception:
-        return None
-    try:
-        if schema_problems(conn):
-            return None
-        row = conn.execute("SELECT value FROM meta WHERE key = 'config'").fetchone()
-        value = None if row is None else json.loads(row[0])
-        return value if isinstance(value, dict) else None
-    except Exception:
-        return None
-    finally:
-        conn.close()
 
 
 def _jsonable(value: Any) -> JSON:

@@ -49,7 +49,7 @@ from controller.service.wiring import (
     WebAttachment,
     wire,
 )
-from fsm.round.events import Event
+from fsm.round.events import DeviceRecovered
 
 log = logging.getLogger("tablectl.run")
 
@@ -199,15 +199,6 @@ def _check_gpio(
     return problems
 
 
-def _module_available(name: str) -> bool:
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 class _Signals:
     """SIGTERM / SIGINT set an event; the main thread then stops the owner."""
 
@@ -293,7 +284,7 @@ class _Watch:
             return False
         if not self._clock_ok and self._synced():
             self._clock_ok = True
-            self._owner.post(Event("device_recovered", {"device": "clock", "code": "TIME_SYNC"}))
+            self._owner.post(DeviceRecovered(device="clock", code="TIME_SYNC").envelope())
         return True
 
 

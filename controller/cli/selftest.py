@@ -27,10 +27,12 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from controller.cli import args as types
+from fsm.round.effects import Display, Lights
 from fsm.round.events import Event
+from fsm.round.vocabulary import LightState
 
-LOCKED = ["locked"] * 6
-BETTING = ["attract"] * 6
+LOCKED: list[LightState] = ["locked"] * 6
+BETTING: list[LightState] = ["attract"] * 6
 INPUT_PINS = {
     "lockout_pressed": "lockout_button",
     "panel_next": "panel_next",
@@ -130,13 +132,13 @@ class HardwareSelfTest:
     def lights(self) -> None:
         self.say("acceptor lights, one at a time:")
         for i, pin in enumerate(self.pins.acceptor_lights):
-            states = ["off"] * 6
+            states: list[LightState] = ["off"] * 6
             states[i] = "lit"
-            self.table.apply({"type": "lights", "states": states})
+            self.table.apply(Lights(tuple(states)))
             self.say(f"  light {i + 1} (BCM {pin}) on")
             self.figures.outputs_driven += 1
             self._sleep(self._step_s)
-        self.table.apply({"type": "lights", "states": ["off"] * 6})
+        self.table.apply(Lights(tuple(["off"] * 6)))
 
     def digit(self) -> None:
         from drivers.gpio.interfaces import GLYPHS
@@ -148,11 +150,11 @@ class HardwareSelfTest:
         )
         self.say(f"number display ({where}), every glyph in turn:")
         for glyph in GLYPHS:
-            self.table.apply({"type": "display", "glyph": glyph})
+            self.table.apply(Display(glyph))
             self.say(f"  {glyph}")
             self.figures.outputs_driven += 1
             self._sleep(self._step_s)
-        self.table.apply({"type": "display", "glyph": " "})
+        self.table.apply(Display(" "))
 
     def sign(self, updates: int = 20) -> None:
         sign = self.table.sign
@@ -185,7 +187,7 @@ class HardwareSelfTest:
             f"inputs for {duration_s:g} s: press the lock-out, NEXT, VOID, turn the key, drop a "
             "chip in each acceptor, shake the shaker"
         )
-        self.table.apply({"type": "lights", "states": BETTING})
+        self.table.apply(Lights(tuple(BETTING)))
         light_pins = list(self.pins.acceptor_lights)
         deadline = time.monotonic() + duration_s
         while time.monotonic() < deadline and not (stop is not None and stop.is_set()):
@@ -194,13 +196,13 @@ class HardwareSelfTest:
             except queue.Empty:
                 continue
             if event.type == "lockout_pressed":
-                self.table.apply({"type": "lights", "states": LOCKED})
+                self.table.apply(Lights(tuple(LOCKED)))
                 if self._lights_read_locked(light_pins):
                     self.figures.lockout_latency_ms.append((time.perf_counter() - posted) * 1000)
-                self.table.apply({"type": "lights", "states": BETTING})
+                self.table.apply(Lights(tuple(BETTING)))
             self.say(f"  {self._describe(event)}")
             self.figures.inputs_seen[event.type] = self.figures.inputs_seen.get(event.type, 0) + 1
-        self.table.apply({"type": "lights", "states": ["off"] * 6})
+        self.table.apply(Lights(tuple(["off"] * 6)))
         latency = self.figures.summary()["lockout_to_lights_ms"]
         if latency:
             self.say(

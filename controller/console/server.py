@@ -16,7 +16,7 @@ A refused PIN (wrong PIN, unknown supervisor, an id locked after `LOCKOUT_AFTER`
 itself journaled as a ``console_refused`` entry (supervisor id, request, reason; never the PIN)
 posted to the owner; the round machine accepts it in every state as an informational event and
 changes nothing. Every wrong PIN of a configured supervisor is journaled, so the counters
-(`controller.console.lockout`) are rebuilt from the journal at start (``history``): a restart
+(`controller.supervisor.lockout`) are rebuilt from the journal at start (``history``): a restart
 clears no lock. Of the other refusals at most `JOURNALED_REFUSALS_PER_MINUTE` a
 minute are journaled; the others are counted (``refusals``) and the next journaled refusal
 carries how many were not (``unjournaled``), so a flood of guesses cannot fill the journal.
@@ -28,11 +28,9 @@ journal a PIN, or let bad input end its thread.
 
 from __future__ import annotations
 
-import collections
 import contextlib
 import json
 import logging
-import math
 import os
 import queue
 import re
@@ -46,21 +44,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from controller.config import DEFAULT_CONSOLE_SOCKET, check_pin
-from controller.console.lockout import (
-    LOCKOUT_AFTER,
+from controller.config import DEFAULT_CONSOLE_SOCKET
+from controller.supervisor.gate import PinCheck, PinGate
+from controller.supervisor.lockout import (
     LOCKOUT_S,
-    REFUSAL_EVENT,
     WINDOW_S,
     HistoryEntry,
     LockoutBook,
     wall_ms,
 )
-from fsm.configread import MAX_CENTS
-from fsm.round.catalogue import AREAS
+from controller.supervisor.requests import (
+    REQUESTS,
+    RequestError,
+    build_event,
+    no_constant,
+    short,
+)
 from fsm.round.effects import Rejected
-from fsm.round.events import JSON, Event
-from fsm.round.meters import CORRECTABLE_METERS
+from fsm.round.events import (
+    JSON,
+    Event,
+)
 
 log = logging.getLogger(__name__)
 
@@ -76,43 +80,8 @@ MAX_CLIENTS = 16
 REPLY_SEND_S = 1.0
 #: How long the console waits for the owner to commit a posted event (seconds).
 COMMIT_TIMEOUT_S = 10.0
-#: Refusals journaled per minute at most; the rest are counted in memory.
-JOURNALED_REFUSALS_PER_MINUTE = 10
-MAX_TEXT = 200
-POSITIONS = range(1, AREAS + 1)
-METERS = CORRECTABLE_METERS  # the round's own list: the console never widens or narrows it
-
 _SUPERVISOR_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
-_CONFIG_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\[\]-]{0,99}$")
-_CENTS = re.compile(r"^[+-]?[0-9]{1,12}$")
-_LINE = re.compile(r"^[a-z][a-z-]{0,39}$")
-
-#: Each request with its usage (shown in errors and by ``tablectl console --help``).
-REQUESTS: dict[str, str] = {
-    "status": "status",
-    "open": "open",
-    "close": "close",
-    "resolve-chips": "resolve-chips POSITIONS  (e.g. 1,3,5 or 1 3 5; 'none' when none stands)",
-    "key-holder": "key-holder  (with the supervisor key on: the panel's steps are journaled in "
-    "your name until the key is turned off)",
-    "validate-hit": "validate-hit POSITION",
-    "void-hit": "void-hit POSITION [--line LINE] REASON  (LINE: the right, lower line, then paid)",
-    "clear-fault": "clear-fault [--void]",
-    "void-draw": "void-draw REASON",
-    "side-wagers": "side-wagers BETS  (POSITION:NUMBER:CENTS each, e.g. 2:5:500 4:1:100; 'none' "
-    "when none was placed)",
-    "maintenance": "maintenance enter|exit",
-    "light-test": "light-test",
-    "display-test": "display-test",
-    "config-change": "config-change KEY=VALUE...",
-    "meter-correct": "meter-correct LEVEL METER DELTA_CENTS REASON  (METER: display, reserve, "
-    "overflow; DELTA_CENTS signed whole cents)",
-}
 REQUEST_KEYS = ("request", "args", "supervisor", "pin")
-
-
-class RequestError(ValueError):
-    """A request that cannot be carried out as written; the message names what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -136,7 +105,7 @@ def parse_line(line: bytes) -> Request:
     if not text.strip():
         raise RequestError("request: empty line; send one JSON object per line")
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=no_constant)
     except RecursionError:
         raise RequestError("request: nested too deeply") from None
     except ValueError as exc:
@@ -146,10 +115,10 @@ def parse_line(line: bytes) -> Request:
         raise RequestError(f"request: must be a JSON object, got {type(data).__name__}")
     for key in data:
         if key not in REQUEST_KEYS:
-            raise RequestError(f"{_short(key)}: unknown key (allowed: {', '.join(REQUEST_KEYS)})")
+            raise RequestError(f"{short(key)}: unknown key (allowed: {', '.join(REQUEST_KEYS)})")
     name = data.get("request")
     if not isinstance(name, str) or name not in REQUESTS:
-        raise RequestError(f"request: must be one of {', '.join(REQUESTS)}, got {_short(name)}")
+        raise RequestError(f"request: must be one of {', '.join(REQUESTS)}, got {short(name)}")
     raw_args = data.get("args", [])
     if not isinstance(raw_args, list):
         raise RequestError(f"args: must be a list of strings, got {type(raw_args).__name__}")
@@ -174,206 +143,6 @@ def parse_line(line: bytes) -> Request:
     return Request(name, tuple(raw_args), supervisor, pin)
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not allowed")
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def _usage(name: str) -> str:
-    return f"(usage: {REQUESTS[name]})"
-
-
-def _count(name: str, args: Sequence[str], low: int, high: int | None = None) -> None:
-    n = len(args)
-    if n < low or (high is not None and n > high):
-        if high == low:
-            want = "no arguments" if low == 0 else f"{low} argument{'s' if low > 1 else ''}"
-        elif high is None:
-            want = f"at least {low} argument{'s' if low > 1 else ''}"
-        else:
-            want = f"{low} to {high} arguments"
-        raise RequestError(f"{name}: takes {want}, got {n} {_usage(name)}")
-
-
-def _position(text: str, where: str) -> int:
-    if not text.isascii() or not text.strip().isdigit() or int(text) not in POSITIONS:
-        raise RequestError(f"{where}: a position is 1..6, got {_short(text)}")
-    return int(text)
-
-
-def _text(text: str, where: str) -> str:
-    value = text.strip()
-    if not value:
-        raise RequestError(f"{where}: must not be empty")
-    if len(value) > MAX_TEXT:
-        raise RequestError(f"{where}: at most {MAX_TEXT} characters, got {len(value)}")
-    if any(not ch.isprintable() for ch in value):
-        raise RequestError(f"{where}: control characters are not allowed")
-    return value
-
-
-def _positions(args: Sequence[str]) -> list[int]:
-    tokens = [t for arg in args for t in arg.replace(",", " ").split()]
-    if [t.lower() for t in tokens] == ["none"]:
-        return []
-    if not tokens:
-        raise RequestError(f"POSITIONS: at least one position, or 'none' {_usage('resolve-chips')}")
-    out: list[int] = []
-    for i, token in enumerate(tokens):
-        position = _position(token, f"POSITIONS[{i}]")
-        if position in out:
-            raise RequestError(f"POSITIONS[{i}]: position {position} appears twice")
-        out.append(position)
-    return out
-
-
-def _side_bets(args: Sequence[str]) -> list[JSON]:
-    """The 1-7 side wagers of side-wagers: POSITION:NUMBER:CENTS tokens, or 'none' (the round
-    checks the ranges; NY 5324.41(j)(2)(i): entered before the RNG is activated)."""
-    tokens = [t for arg in args for t in arg.replace(",", " ").split()]
-    if [t.lower() for t in tokens] == ["none"]:
-        return []
-    if not tokens:
-        raise RequestError(f"BETS: at least one bet, or 'none' {_usage('side-wagers')}")
-    out: list[JSON] = []
-    for i, token in enumerate(tokens):
-        parts = token.split(":")
-        if len(parts) != 3 or not all(p.isdigit() and len(p) <= 9 for p in parts):
-            raise RequestError(f"BETS[{i}]: POSITION:NUMBER:CENTS, got {_short(token)}")
-        position, number, cents = (int(p) for p in parts)
-        out.append({"position": position, "number": number, "cents": cents})
-    return out
-
-
-def _config_value(text: str) -> JSON:
-    """A VALUE of config-change: JSON when it parses as JSON (numbers, true/false, quoted
-    strings, lists, tables), otherwise the text itself (``start_mode=dice``)."""
-    try:
-        value: JSON = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError):
-        return text
-    if isinstance(value, float) and not math.isfinite(value):
-        return text
-    return value
-
-
-def _changes(args: Sequence[str]) -> dict[str, JSON]:
-    changes: dict[str, JSON] = {}
-    for i, arg in enumerate(args):
-        key, sep, value = arg.partition("=")
-        key = key.strip()
-        if not sep:
-            raise RequestError(f"changes[{i}]: expected KEY=VALUE, got {_short(arg)}")
-        if not _CONFIG_KEY.match(key):
-            raise RequestError(f"changes[{i}]: {_short(key)} is not a dotted configuration key")
-        if key in changes:
-            raise RequestError(f"changes[{i}]: {key} is given twice")
-        if not value.strip():
-            raise RequestError(f"changes[{i}]: {key}: the new value is empty")
-        changes[key] = _config_value(value.strip())
-    return changes
-
-
-def _delta_cents(text: str) -> int:
-    value = text.strip()
-    if "." in value or "$" in value:
-        raise RequestError(
-            f"DELTA_CENTS: whole cents without a decimal point (-2500 is -$25.00), got "
-            f"{_short(text)}"
-        )
-    if not value.isascii() or not _CENTS.match(value):
-        raise RequestError(f"DELTA_CENTS: a signed whole number of cents, got {_short(text)}")
-    cents = int(value)
-    if cents == 0:
-        raise RequestError("DELTA_CENTS: must not be zero")
-    if abs(cents) > MAX_CENTS:
-        raise RequestError(f"DELTA_CENTS: at most {MAX_CENTS} cents either way, got {cents}")
-    return cents
-
-
-def build_event(name: str, args: Sequence[str], supervisor: str) -> Event:
-    """The round's event for request ``name`` with ``args`` taken by ``supervisor``.
-    `RequestError` names a bad argument. Pure: the CLI checks its arguments with it too."""
-    if name not in REQUESTS or name == "status":
-        raise RequestError(f"request: {_short(name)} does not post an event")
-    base: dict[str, JSON] = {"supervisor": supervisor, "via": "console"}
-    if name in ("open", "close", "light-test", "display-test"):
-        _count(name, args, 0, 0)
-        kind = {
-            "open": "table_opened",
-            "close": "table_closed",
-            "light-test": "light_test",
-            "display-test": "display_test",
-        }[name]
-        return Event(kind, base)
-    if name == "key-holder":
-        _count(name, args, 0, 0)
-        return Event("key_holder", base)
-    if name == "resolve-chips":
-        _count(name, args, 1)
-        return Event("chips_resolved", {**base, "positions": list(_positions(args))})
-    if name == "validate-hit":
-        _count(name, args, 1, 1)
-        return Event("hit_validated", {**base, "position": _position(args[0], "POSITION")})
-    if name == "void-hit":
-        _count(name, args, 2)
-        position = _position(args[0], "POSITION")
-        rest = list(args[1:])
-        data: dict[str, JSON] = {**base, "position": position}
-        if rest and rest[0] == "--line":  # NY 5324.41(k)(3)(ii): the corrected line, paid
-            if len(rest) < 3:
-                raise RequestError(f"void-hit: --line takes a LINE and a REASON {_usage(name)}")
-            line = rest[1].strip()
-            if not _LINE.match(line):
-                raise RequestError(
-                    f"LINE: a pay-table line such as straight-flush, got {_short(line)}"
-                )
-            data["line"] = line
-            rest = rest[2:]
-        data["reason"] = _text(" ".join(rest), "REASON")
-        return Event("hit_voided", data)
-    if name == "clear-fault":
-        _count(name, args, 0, 1)
-        if args and args[0] != "--void":
-            raise RequestError(f"clear-fault: unknown option {_short(args[0])} {_usage(name)}")
-        return Event("fault_cleared", {**base, "void": bool(args)})
-    if name == "void-draw":
-        _count(name, args, 1)
-        return Event("rng_void", {**base, "reason": _text(" ".join(args), "REASON")})
-    if name == "side-wagers":
-        _count(name, args, 1)
-        return Event("side_wagers", {**base, "bets": _side_bets(args)})
-    if name == "maintenance":
-        _count(name, args, 1, 1)
-        if args[0] not in ("enter", "exit"):
-            raise RequestError(f"maintenance: 'enter' or 'exit', got {_short(args[0])}")
-        return Event("maintenance_entered" if args[0] == "enter" else "maintenance_exited", base)
-    if name == "config-change":
-        _count(name, args, 1)
-        return Event("config_changed", {**base, "changes": _changes(args)})
-    assert name == "meter-correct"
-    _count(name, args, 4)
-    level = _text(args[0], "LEVEL")
-    meter = args[1].strip()
-    if meter not in METERS:
-        raise RequestError(f"METER: one of {', '.join(METERS)}, got {_short(args[1])}")
-    return Event(
-        "meter_corrected",
-        {
-            **base,
-            "level": level,
-            "meter": meter,
-            "delta_cents": _delta_cents(args[2]),
-            "reason": _text(" ".join(args[3:]), "REASON"),
-        },
-    )
-
-
-# ------------------------------------------------------------------------------------- serving
 class ConsoleOwner(Protocol):
     """What the console needs of the owner (``controller.service.owner.Owner``)."""
 
@@ -381,13 +150,6 @@ class ConsoleOwner(Protocol):
     def public(self) -> Any: ...
 
     def post_tracked(self, event: Event) -> Any: ...
-
-
-class PinCheck(Protocol):
-    """A configured supervisor (``controller.config.Supervisor``)."""
-
-    @property
-    def pin_hash(self) -> str: ...
 
 
 def _thaw(value: Any) -> JSON:
@@ -440,7 +202,6 @@ class ConsoleServer:
     ) -> None:
         self.path = Path(path)
         self._owner = owner
-        self._supervisors = dict(supervisors)
         self._timeout_s = timeout_s
         self._commit_timeout_s = commit_timeout_s
         self._clock = clock
@@ -458,16 +219,21 @@ class ConsoleServer:
         # rebuilt from the journal), or this console's own (rebuilt from ``history`` at start)
         self._shared_book = book is not None
         self._book = book if book is not None else LockoutBook()
-        self._journaled: collections.deque[float] = collections.deque()
-        self._unjournaled = 0
-        #: Every refused authentication since the start (journaled or not).
-        self.refusals = 0
+        #: the PIN gate every channel of this table shares (controller.supervisor.gate)
+        self.gate = PinGate(
+            owner, supervisors, self._book, clock=clock, commit_timeout_s=commit_timeout_s
+        )
         #: Requests answered since the start (any outcome).
         self.answered = 0
         #: Connections closed unanswered because ``max_clients`` were open.
         self.evicted = 0
         #: Journal entries the wrong-PIN counters were rebuilt from at start.
         self.replayed = self._book.replayed if self._shared_book else 0
+
+    @property
+    def refusals(self) -> int:
+        """Every refused authentication since the start (journaled or not)."""
+        return self.gate.refusals
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -654,7 +420,7 @@ class ConsoleServer:
             log.exception("console: request could not be parsed")
             return {"ok": False, "error": f"internal error: {type(exc).__name__}"}
         try:
-            refused = self._authenticate(request.supervisor, request.pin, request.name)
+            refused = self.gate.authenticate(request.supervisor, request.pin, request.name)
             if refused is not None:
                 return {"ok": False, "error": refused}
             if self._on_request is not None:
@@ -665,55 +431,6 @@ class ConsoleServer:
             return {"ok": False, "error": f"internal error: {type(exc).__name__}: {exc}"[:300]}
 
     # ------------------------------------------------------------------ authentication
-    def authenticate(self, supervisor: str, pin: str, request: str) -> str | None:
-        """The console's PIN check for another local channel (the web page's sign-in): None
-        when the PIN is the supervisor's, otherwise the refusal, journaled and counted against
-        the same attempt limits as a console request."""
-        return self._authenticate(supervisor, pin, request)
-
-    def _authenticate(self, supervisor: str, pin: str, request: str) -> str | None:
-        """None when the PIN is the supervisor's; otherwise the refusal (journaled)."""
-        with self._book.lock:  # one attempt at a time across the channels sharing the book
-            now = self._clock()
-            locked = self._book.locked_for(supervisor, now)
-            known = self._supervisors.get(supervisor)
-            if locked > 0:
-                reason, always = f"locked after {LOCKOUT_AFTER} wrong PINs", False
-                answer = (
-                    f"refused: {supervisor} is locked after {LOCKOUT_AFTER} wrong PINs; try "
-                    f"again in {math.ceil(locked)} s"
-                )
-            elif known is not None and check_pin(known.pin_hash, pin):
-                self._book.accepted(supervisor)
-                return None
-            elif known is None:
-                reason, always = "unknown supervisor", False
-                answer = "refused: supervisor id or PIN not accepted"
-            else:  # always journaled: the restart counts them (at most LOCKOUT_AFTER per lock)
-                reason, always = self._book.wrong_pin(supervisor, now), True
-                answer = "refused: supervisor id or PIN not accepted"
-        self._refuse(supervisor, request, reason, always=always)
-        return answer
-
-    def _refuse(self, supervisor: str, request: str, reason: str, *, always: bool = False) -> None:
-        self.refusals += 1
-        now = self._clock()
-        while self._journaled and now - self._journaled[0] >= 60.0:
-            self._journaled.popleft()
-        if not always and len(self._journaled) >= JOURNALED_REFUSALS_PER_MINUTE:
-            self._unjournaled += 1
-            log.warning("console: refusal not journaled (rate bound): %s %s", supervisor, reason)
-            return
-        if not always:
-            self._journaled.append(now)
-        data: dict[str, JSON] = {"supervisor": supervisor, "request": request, "reason": reason}
-        if self._unjournaled:
-            data["unjournaled"] = self._unjournaled
-            self._unjournaled = 0
-        log.warning("console: refused %s for %s: %s", request, supervisor, reason)
-        receipt = self._owner.post_tracked(Event(REFUSAL_EVENT, data))
-        receipt.wait(self._commit_timeout_s)
-
     # ------------------------------------------------------------------ posting and status
     def _post(self, event: Event) -> dict[str, JSON]:
         receipt = self._owner.post_tracked(event)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
+from controller.floor.meters import SOURCES
 from drivers.sas import codec
 from fsm.configread import (
     REQUIRED,
@@ -157,7 +158,6 @@ def _port(value: object, key: str, transport: str) -> str:
 def parse_sas(raw: object, problems: list[str]) -> SasSection:
     """The validated ``[sas]`` table, read with `fsm.configread` (the one reader set); each
     problem appended names its key."""
-    from controller.floor.meters import SOURCES
 
     if not isinstance(raw, Mapping):
         problems.append(f"sas: must be a table ([sas]), got {describe(raw)}")

@@ -10,21 +10,36 @@ delivered again (at least once, never never).
 What raises what (docs/sas.md): ``power_up`` 17; ``config_changed`` 3C; a ``fault`` effect 20,
 and 86 when the table goes out of service (the first fault until a ``fault_cleared`` effect),
 whoever raised it (a device, or the machine at a timeout); ``hit_pending`` 51 (handpay pending);
-``pay`` 54 (progressive win); ``hit_validated`` / ``hit_voided`` 52 (handpay reset); a
+``pay`` 54 (progressive win), and 52 (handpay reset) when it pays a pending hit from the meter
+(validated, whether by the console, the page or the panel's key); a ``hit_voided`` effect 52; a
 ``linked_wager`` effect (the linked progressive's playability changed) 53 (no progressive
 information) when it is unplayable, nothing when it is playable again, and 3C (options changed)
 when the table was linked or unlinked. A rejected event raises nothing. The queue keeps
 ``capacity`` (at least 20) exceptions; one more is dropped and 70 (exception buffer overflow) is
 queued once in its place.
 
-Must never read the journal itself (the follower hands it entries) nor the machine.
+The fold switches on the types of the entry's records (the journal tail's `Committed`) and reads
+the facts they carry; ``power_up`` and ``floor_command`` have no effect of their own, so their
+event records are read. Must never read the journal itself (the tail hands it entries) nor the
+machine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from controller.journal.tail import Committed
+from fsm.round.effects import (
+    ConfigChangedEffect,
+    Fault,
+    FaultClearedEffect,
+    HitPending,
+    HitVoidedEffect,
+    LinkedWager,
+    Pay,
+)
+from fsm.round.events import FloorCommand, PowerUp
 
 POWER_UP, OPTIONS_CHANGED, TILT, HANDPAY_PENDING = 0x17, 0x3C, 0x20, 0x51
 HANDPAY_RESET, PROGRESSIVE_WIN, OVERFLOW, OUT_OF_SERVICE = 0x52, 0x54, 0x70, 0x86
@@ -57,54 +72,48 @@ class FloorFold:
     power_ups: int = 0
     overflowed: int = 0
     clock_offset_s: float = 0.0
-    last_commands: tuple[str, ...] = field(default_factory=tuple)
 
-    def apply(self, seq: int, etype: str, data: Mapping[str, Any]) -> FloorFold:
-        effects = data.get("effects", [])
-        effects = effects if isinstance(effects, list) else []
-        rejected = any(isinstance(e, dict) and e.get("type") == "rejected" for e in effects)
+    def apply(self, c: Committed) -> FloorFold:
+        """The fold after the committed entry ``c`` (its typed event and effects)."""
         raised: list[int] = []
-        fold = replace(self, seq=seq)
-        if rejected:
+        fold = replace(self, seq=c.seq)
+        if c.rejected is not None:
             return fold
-        if etype == "power_up":
+        event = c.event
+        if isinstance(event, PowerUp):
             raised.append(POWER_UP)
             fold = replace(fold, power_ups=fold.power_ups + 1)
-        elif etype == "floor_command":
-            command = data.get("command")
-            if command == "exception_acked":
-                return fold._ack(data.get("code"), data.get("source_seq"))
-            if command == "set_clock" and data.get("applied") is True:
-                offset = data.get("clock_offset_ms")
-                if isinstance(offset, int) and not isinstance(offset, bool):
-                    fold = replace(fold, clock_offset_s=offset / 1000)
-        for e in effects:
-            if not isinstance(e, dict):
-                continue
-            kind = e.get("type")
-            if kind == "fault":  # any fault, raised by a device or by the machine (a timeout)
+        elif isinstance(event, FloorCommand):
+            if event.command == "exception_acked":
+                return fold._ack(event.code, event.source_seq)
+            offset = event.clock_offset_ms
+            if event.command == "set_clock" and event.applied is True and offset is not None:
+                fold = replace(fold, clock_offset_s=offset / 1000)
+        for e in c.effects:
+            if isinstance(e, Fault):  # any fault, raised by a device or by the machine
                 raised.append(TILT)
                 if not fold.in_fault:
                     raised.append(OUT_OF_SERVICE)
                 fold = replace(fold, in_fault=True)
-            elif kind == "fault_cleared":
+            elif isinstance(e, FaultClearedEffect):
                 fold = replace(fold, in_fault=False)
-            elif kind == "hit_pending":
+            elif isinstance(e, HitPending):
                 raised.append(HANDPAY_PENDING)
-            elif kind == "pay":
+            elif isinstance(e, Pay):
                 raised.append(PROGRESSIVE_WIN)
-            elif kind == "config_changed":
+                if e.from_ == "meter" and e.voided_line is None:  # a pending hit validated
+                    raised.append(HANDPAY_RESET)
+            elif isinstance(e, HitVoidedEffect):  # a pending hit withdrawn
+                raised.append(HANDPAY_RESET)
+            elif isinstance(e, ConfigChangedEffect):
                 raised.append(OPTIONS_CHANGED)
-            elif kind == "linked_wager":
-                linked = e.get("linked") is True
-                if linked != fold.linked:  # linked or unlinked: the table's options changed
+            elif isinstance(e, LinkedWager):
+                if e.linked != fold.linked:  # linked or unlinked: the table's options changed
                     raised.append(OPTIONS_CHANGED)
-                    fold = replace(fold, linked=linked)
-                if e.get("playable") is False:  # the link controller out of reach
+                    fold = replace(fold, linked=e.linked)
+                if not e.playable:  # the link controller out of reach
                     raised.append(NO_PROGRESSIVE_INFO)
-        if etype in ("hit_validated", "hit_voided"):
-            raised.append(HANDPAY_RESET)
-        return fold._raise(seq, raised)
+        return fold._raise(c.seq, raised)
 
     def _raise(self, seq: int, codes: Sequence[int]) -> FloorFold:
         queue = list(self.queue)

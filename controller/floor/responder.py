@@ -32,6 +32,7 @@ from controller.service.owner import PublicSnapshot
 from drivers.sas import codec
 from drivers.sas.link import Poll
 from fsm.round.config import GameConfig
+from fsm.round.events import FloorCommand, FloorCommandName
 
 GAME = 1  # the table is one game; game 0 is the machine as a whole
 DENOMINATION_CENT = 0x01
@@ -52,7 +53,7 @@ MAX_6F_CODES = 12
 @dataclass(frozen=True)
 class Reply:
     frame: bytes | None
-    command: dict[str, Any] | None = None
+    command: FloorCommand | None = None
     reason: str = ""
 
 
@@ -151,19 +152,19 @@ class Responder:
                 return Reply(None, reason=str(exc))
         return Reply(None, reason="broadcast")
 
-    def _set_clock(self, data: bytes, now_s: float) -> dict[str, Any]:
+    def _set_clock(self, data: bytes, now_s: float) -> FloorCommand:
         try:
             mo, d, y, h, mi, s = codec.parse_date_time(data)
         except ValueError as exc:
             raise _Nack(f"date and time: {exc}") from None
         wanted = datetime.datetime(y, mo, d, h, mi, s).astimezone().timestamp()
         applied = self.sas.clock_setting_allowed
-        return {
-            "command": "set_clock",
-            "clock": f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}",
-            "clock_offset_ms": round((wanted - now_s) * 1000) if applied else 0,
-            "applied": applied,
-        }
+        return FloorCommand(
+            command="set_clock",
+            clock=f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}",
+            clock_offset_ms=round((wanted - now_s) * 1000) if applied else 0,
+            applied=applied,
+        )
 
     def _respond(
         self, command: int, poll: Poll, snap: PublicSnapshot, fold: FloorFold, now_s: float
@@ -172,14 +173,17 @@ class Responder:
         v = self._v
         data = poll.data
         if command in (0x01, 0x02):
-            name = "refuse_progressive" if command == 0x01 else "accept_progressive"
-            return Reply(codec.ack(a), {"command": name})
+            accepted = FloorCommand(command="accept_progressive")
+            return Reply(
+                codec.ack(a),
+                FloorCommand(command="refuse_progressive") if command == 0x01 else accepted,
+            )
         if command == 0x09:
             game = self._game(data)
             if data[2] not in (0, 1):
                 raise _Nack(f"enable flag 0x{data[2]:02X}: 00 or 01")
-            name = "enable_game" if data[2] == 1 else "disable_game"
-            return Reply(codec.ack(a), {"command": name, "game": game})
+            name: FloorCommandName = "enable_game" if data[2] == 1 else "disable_game"
+            return Reply(codec.ack(a), FloorCommand(command=name, game=game))
         if command == 0x0F:
             six = (CANCELLED, COIN_IN, COIN_OUT, DROP, JACKPOT, GAMES_PLAYED)
             return Reply(codec.meters_answer(a, 0x0F, [v(c, snap) for c in six]))

@@ -1,14 +1,14 @@
 """The floor link as ONE object with ``start`` / ``stop``: the SAS port thread answering polls from
-the owner's published snapshot, and a follower thread deriving the exception queue from the
-committed journal.
+the owner's published snapshot, and a subscriber of the journal's tail deriving the exception
+queue from the committed journal.
 
 Threads and what they may do (DESIGN.md "How an event flows"):
 - the port thread (``drivers.sas.port.SasPort``) answers each poll from ``owner.public`` and the
   latest `FloorFold` (two attribute reads: one consistent snapshot, never a wait on a commit);
   host commands (01/02, 09, 7F, an acknowledged exception) and link changes are *posted* to the
   owner as ``floor_command`` / ``floor_link`` events, journaled like any input;
-- the follower thread waits for new publications, reads the newly committed entries through a
-  read-only connection and folds them (``controller.floor.exceptions``), and saves the frame log.
+- the journal's tail (``owner.tail``) hands it each committed entry, typed, which it folds
+  (``controller.floor.exceptions``); it saves the frame log on the tail's calls.
 An exception the host acknowledged is skipped at once (kept locally) until its
 ``exception_acked`` entry is committed and folded. Must never write the journal, touch the
 machine, or block the port thread on the owner or the database.
@@ -17,12 +17,10 @@ machine, or block the port thread on the owner or the database.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
-import sqlite3
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -30,7 +28,7 @@ from controller.floor.config import SasSection
 from controller.floor.exceptions import FloorFold, Queued
 from controller.floor.framelog import FrameLog, log_path_for
 from controller.floor.responder import Responder
-from controller.journal.audit import connect_read_only
+from controller.journal.tail import Committed, JournalTail, Subscription
 from controller.service.owner import PublicSnapshot
 from drivers.sas.link import (
     Acked,
@@ -47,7 +45,8 @@ from drivers.sas.link import (
 )
 from drivers.sas.port import PtyTransport, SasPort, SasTransport, StreamTransport, UartTransport
 from fsm.round.config import GameConfig
-from fsm.round.events import Event
+from fsm.round.events import Event, EventRecord, FloorCommand
+from fsm.round.events import FloorLink as FloorLinkEvent
 
 if TYPE_CHECKING:
     from controller.config import TableConfig
@@ -63,7 +62,8 @@ class OwnerView(Protocol):
 
     def post(self, event: Event) -> None: ...
 
-    def wait_published(self, after_seq: int, timeout: float | None = None) -> PublicSnapshot: ...
+    @property
+    def tail(self) -> JournalTail: ...
 
 
 def make_transport(sas: SasSection, port: str | None = None) -> SasTransport:
@@ -104,33 +104,26 @@ class FloorLink:
         self.port = SasPort(transport, self.link, self._handle, on_output=self._sent)
         self._acked_local: set[tuple[int, int]] = set()
         self._delivered: Queued | None = None
-        self._stop = threading.Event()
         self._folded = threading.Condition()
-        self._follower: threading.Thread | None = None
-        self._conn: sqlite3.Connection | None = None
+        self._subscription: Subscription | None = None
+        self._saved = 0.0
         self.posted_errors = 0
         self.link_path: Path | None = None  # a symlink to the pty made for this link
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
         """Fold the journal so far (the queue a power cut left), then serve."""
-        self._catch_up()
-        self._close_connection()  # the follower thread opens its own
+        self._subscription = self.owner.tail.subscribe("floor link", self._take, self.fold.seq)
         floor = self.owner.public.view.get("floor") or {}
         self.port.start_up = not floor.get("link_blocks", False)
-        self._stop.clear()
-        self._follower = threading.Thread(target=self._follow, name="sas-follower", daemon=True)
-        self._follower.start()
         self.port.start()
 
     def stop(self) -> None:
-        self._stop.set()
         self.port.stop()
-        if self._follower is not None:
-            self._follower.join(timeout=5.0)
-            self._follower = None
+        if self._subscription is not None:
+            self.owner.tail.unsubscribe(self._subscription)
+            self._subscription = None
         self.frames.save(force=True)
-        self._close_connection()
         if isinstance(self.transport, PtyTransport):
             self.transport.dispose()
         if self.link_path is not None:
@@ -144,7 +137,7 @@ class FloorLink:
     def wait_folded(self, seq: int, timeout: float | None = None) -> bool:
         """Block until the exception queue has folded the journal up to ``seq`` (e.g. the
         owner's ``public.seq``) or ``timeout``; True when it has. The queue follows the commits
-        through the follower thread, so a general poll made right after a commit may still see
+        through the journal's tail, so a general poll made right after a commit may still see
         the queue before it (the exception comes at the next poll); whoever must see it in the
         very next answer (a test) waits here first."""
         with self._folded:
@@ -159,12 +152,12 @@ class FloorLink:
     def _sent(self, tx: Tx, now: float) -> None:
         self.frames.add("tx", tx.data, "chirp" if tx.wakeup else "")
 
-    def _post(self, etype: str, data: dict[str, Any]) -> None:
+    def _post(self, event: EventRecord) -> None:
         try:
-            self.owner.post(Event(etype, data))
+            self.owner.post(event.envelope())
         except Exception:  # the owner refused it (stopping): never kill the port thread
             self.posted_errors += 1
-            log.exception("floor link: could not post %s", etype)
+            log.exception("floor link: could not post %s", event.TYPE)
 
     def _handle(self, link: SasLink, events: list[SasEvent], now: float) -> None:
         for ev in events:
@@ -182,26 +175,22 @@ class FloorLink:
                 if reply.frame is None and reply.reason:
                     self.frames.add("rx", b"", f"not answered: {reply.reason}")
                 if reply.command is not None:
-                    self._post("floor_command", reply.command)
+                    self._post(reply.command)
             elif isinstance(ev, Acked):
                 if ev.poll.command is None and ev.answer != b"\x00":
                     head = self._delivered
                     if head is not None and head.code == ev.answer[0]:
                         self._acked_local.add(head.key)
-                        self._post(
-                            "floor_command",
-                            {
-                                "command": "exception_acked",
-                                "code": head.code,
-                                "source_seq": head.source_seq,
-                            },
+                        acked = FloorCommand(
+                            command="exception_acked", code=head.code, source_seq=head.source_seq
                         )
+                        self._post(acked)
                     self._delivered = None
             elif isinstance(ev, Broadcast):
                 self.frames.add("rx", ev.poll.raw, "broadcast " + ev.poll.name)
                 reply = self.responder.broadcast(ev.poll, self._wall())
                 if reply.command is not None:
-                    self._post("floor_command", reply.command)
+                    self._post(reply.command)
             elif isinstance(ev, BadFrame):
                 self.frames.add("rx", ev.raw, ev.reason)
             elif isinstance(ev, Resent):
@@ -210,59 +199,25 @@ class FloorLink:
                 up = isinstance(ev, LinkUp)
                 self.frames.add("rx", b"", "link up" if up else "link down (no poll for 5 s)")
                 self._post(
-                    "floor_link",
-                    {"up": up, "blocks_progressive": self.sas.progressive_depends_on_link},
+                    FloorLinkEvent(up=up, blocks_progressive=self.sas.progressive_depends_on_link)
                 )
 
-    # ------------------------------------------------------------------ follower thread
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            self._conn = connect_read_only(self.journal_path)
-        return self._conn
-
-    def _close_connection(self) -> None:
-        if self._conn is not None:
-            with contextlib.suppress(sqlite3.Error):
-                self._conn.close()
-            self._conn = None
-
-    def _catch_up(self) -> None:
-        fold = self.fold
-        try:
-            rows = self._connection().execute(
-                "SELECT seq, type, data FROM journal WHERE seq > ? ORDER BY seq", (fold.seq,)
-            )
-            for seq, etype, data in rows:
-                try:
-                    decoded = json.loads(data)
-                except (TypeError, ValueError):
-                    decoded = {}
-                fold = fold.apply(
-                    int(seq), str(etype), decoded if isinstance(decoded, dict) else {}
-                )
-        except sqlite3.Error:
-            log.exception("floor link: reading the journal failed")
-            self._close_connection()
-            return
-        keys = {q.key for q in fold.queue}
-        with self._folded:
-            self.fold = fold
-            self._acked_local &= keys
-            self._folded.notify_all()
-
-    def _follow(self) -> None:
-        last_save = 0.0
-        while not self._stop.is_set():
-            snap = self.owner.wait_published(self.fold.seq, timeout=0.25)
-            if snap.seq > self.fold.seq:
-                self._catch_up()
-            now = time.monotonic()
-            if self._stop.is_set():
-                break
-            if now - last_save >= 0.5:
-                self.frames.save()
-                last_save = now
-        self._close_connection()
+    # ------------------------------------------------------------------ the journal's tail
+    def _take(self, batch: Sequence[Committed], public: Any) -> None:
+        """The journal tail's subscriber: fold the new entries, save the frame log now and then."""
+        if batch:
+            fold = self.fold
+            for c in batch:
+                fold = fold.apply(c)
+            keys = {q.key for q in fold.queue}
+            with self._folded:
+                self.fold = fold
+                self._acked_local &= keys
+                self._folded.notify_all()
+        now = time.monotonic()
+        if now - self._saved >= 0.5:
+            self.frames.save()
+            self._saved = now
 
 
 def sas_link_problem(link_path: Path) -> str | None:

@@ -65,7 +65,6 @@ class Replayer(Protocol):
 
 #: Builds the replayer from the game configuration recorded in the journal's meta (or None).
 ReplayFactory = Callable[[dict[str, JSON] | None], Replayer]
-Replay = ReplayFactory  # the name callers used before effects were compared
 
 _COLUMNS = "seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac"
 _ROWS = f"SELECT {_COLUMNS} FROM journal ORDER BY seq"
@@ -126,7 +125,8 @@ def connect_read_only(path: str | Path) -> sqlite3.Connection:
     ``mode=ro`` first; where that cannot work because the directory is read-only and SQLite
     cannot make the ``-shm`` file (a journal copied to read-only media, without ``-wal``/``-shm``
     files), ``immutable=1``. A non-empty ``-wal`` file that cannot be opened is refused rather
-    than ignored: committed entries may be in it.
+    than ignored: committed entries may be in it. The one opener of every reader of a journal
+    (auditors, reports, the journal's tail, tests); usable from any one thread at a time.
     """
     p = Path(path)
     if not p.exists():
@@ -134,7 +134,9 @@ def connect_read_only(path: str | Path) -> sqlite3.Connection:
     if not p.is_file():
         raise JournalError(f"{p}: not a regular file")
     quoted = urllib.parse.quote(str(p.resolve()))
-    conn = sqlite3.connect(f"file:{quoted}?mode=ro", uri=True, isolation_level=None)
+    conn = sqlite3.connect(
+        f"file:{quoted}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+    )
     try:
         conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.OperationalError as exc:
@@ -147,7 +149,9 @@ def connect_read_only(path: str | Path) -> sqlite3.Connection:
             ) from exc
         if os.access(p.parent, os.W_OK):
             raise JournalError(f"{p}: cannot open: {exc}") from exc
-        conn = sqlite3.connect(f"file:{quoted}?immutable=1", uri=True, isolation_level=None)
+        conn = sqlite3.connect(
+            f"file:{quoted}?immutable=1", uri=True, isolation_level=None, check_same_thread=False
+        )
     except sqlite3.DatabaseError:
         pass  # not a database: verify reports it from the first statement
     # A damaged page may hold bytes that are not UTF-8: decode them with U+FFFD so the row is

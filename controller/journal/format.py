@@ -25,9 +25,6 @@ SCHEMA_VERSION = 2
 # PRAGMA application_id: "PGJ1" (pai gow journal) in the SQLite header, so a file that is not
 # ours is told apart before any table is read.
 APPLICATION_ID = 0x50474A31
-#: The prev_hash of seq 1 in a journal without a genesis record (tests of the bare chain only);
-#: a journal made by `Journal.open` chains seq 1 to `genesis_hash` of its ``meta`` rows.
-GENESIS_HASH = "0" * 64
 #: The ``meta`` keys every journal has; all of them are covered by the genesis hash.
 META_KEYS = ("asset_number", "config", "created", "key_id", "schema_version", "table_id")
 ROUND_COMPLETED = "round_completed"

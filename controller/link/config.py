@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.link.messages import TOKEN
-from fsm.configread import ConfigValueError, Reader
+from fsm.configread import ConfigValueError, Reader, str_value
 from fsm.round.config import ProgressiveLevel
 from fsm.rules.progressive import DEFAULT_TABLE, PayTableError, ProgressiveTable
 
@@ -85,7 +85,6 @@ def _connection(r: Reader) -> Connection:
 
 
 def _url(value: object, key: str) -> str:
-    from fsm.configread import str_value
 
     return str_value(
         value, key, pattern=_URL, what="a NATS URL nats://host:port or tls://host:port"

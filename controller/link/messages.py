@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.journal.format import Entry, canonical_json, entry_hash
+from controller.journal.format import Entry, canonical_json, completes_a_round, entry_hash
 
 STREAM = "TABLES"
 STREAM_SUBJECTS = "table.*.journal"
@@ -130,7 +130,6 @@ def carries_cards(entry: Entry) -> bool:
 
 def resolved_round(entry: Entry) -> int | None:
     """The round an entry resolves (an accepted round_completed, a round_voided effect)."""
-    from controller.journal.format import completes_a_round
 
     if completes_a_round(entry.type, entry.data):
         rid = entry.data.get("round_id", entry.round_id)

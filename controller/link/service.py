@@ -29,14 +29,18 @@ import asyncio
 import contextlib
 import json
 import logging
+import signal
+import threading
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from controller.journal.anchor import load_key
 from controller.journal.format import JSON, Entry
 from controller.journal.store import Journal
 from controller.link.config import ControllerConfig
 from controller.link.messages import (
+    ASSET_HEADER,
     KV_BUCKET,
     STREAM,
     STREAM_SUBJECTS,
@@ -51,6 +55,7 @@ from controller.link.messages import (
     movements,
     table_of_subject,
 )
+from controller.service import selfcheck
 from fsm.round.pool import Pool, PoolError, PoolParams
 from fsm.rules.progressive import ProgressiveTable
 
@@ -82,8 +87,6 @@ class PoolJournal:
     """The pool and its journal: every change is a committed entry first (owner of both)."""
 
     def __init__(self, cfg: ControllerConfig, now_ms: NowMs = utc_now_ms) -> None:
-        from controller.journal.anchor import load_key
-        from controller.service import selfcheck
 
         self.now_ms = now_ms
         self.software = selfcheck.software_hash()
@@ -404,7 +407,6 @@ class LinkController:
 
 
 def _asset(msg: Any) -> int | None:
-    from controller.link.messages import ASSET_HEADER
 
     headers = msg.headers or {}
     text = headers.get(ASSET_HEADER)
@@ -433,7 +435,6 @@ class PoolReplayer:
 
 def serve(cfg: ControllerConfig, stop_after: Callable[[], bool] | None = None) -> int:
     """Run the link controller until SIGTERM / SIGINT (the CLI's entry)."""
-    import signal
 
     async def main() -> None:
         controller = LinkController(cfg)
@@ -453,7 +454,6 @@ class ControllerThread:
     without a word to anyone, as a power cut would (its journal commits are all it keeps)."""
 
     def __init__(self, cfg: ControllerConfig) -> None:
-        import threading
 
         self.cfg = cfg
         self.controller: LinkController | None = None
@@ -465,7 +465,6 @@ class ControllerThread:
 
     def start(self, timeout: float = 15.0, *, wait: bool = True) -> None:
         """Start the thread; with ``wait``, until the controller serves (NATS reached)."""
-        import threading
 
         self._ready.clear()
         self._thread = threading.Thread(target=self._run, name="link-controller", daemon=True)

@@ -15,6 +15,7 @@ Simulation only. Must never run on a live table, or hold a game rule.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import tempfile
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import TextIO
 
 from controller.config import SIMULATED_TABLE
+from controller.journal.audit import connect_read_only
 from controller.link.config import load_controller_config
 from controller.sim.faults import parse_faults
 
@@ -34,7 +36,6 @@ POOL = "SIM-POOL"
 
 def table_config(directory: Path, index: int, url: str) -> tuple[Path, str, int]:
     """The configuration file of simulated table ``index`` on the pool."""
-    import re
 
     table_id, asset = f"SIM{index}", 91000 + index
     text = SIMULATED_TABLE.read_text()
@@ -73,7 +74,6 @@ wager_cents = 100
 
 
 def _rounds(db: Path) -> int:
-    from controller.journal.audit import connect_read_only
 
     try:
         conn = connect_read_only(db)

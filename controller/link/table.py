@@ -1,10 +1,11 @@
 """The table's side of many tables (docs/link.md): the journal shipper and the linked pool's client,
 on one thread of their own with an asyncio event loop (nats-py), never the owner's.
 
-- The shipper reads committed entries through a read-only connection and publishes each, exactly
-  as journaled with its hashes, to JetStream (``table.<id>.journal``, ``Nats-Msg-Id: <id>:<seq>``),
-  in order, one at a time; it advances its durable cursor (``<db>.link-cursor``) only once the
-  stream acknowledged the entries before it. An outage only grows the backlog; an entry resent
+- The shipper takes committed entries from the journal's tail (``owner.tail``, from its durable
+  cursor on) and publishes each, exactly as journaled with its hashes, to JetStream
+  (``table.<id>.journal``, ``Nats-Msg-Id: <id>:<seq>``), in order, one at a time; it advances
+  its durable cursor (``<db>.link-cursor``) only once the stream acknowledged the entries before
+  it. An outage only grows the backlog; an entry resent
   after a crash carries the same Nats-Msg-Id, so the stream keeps one copy. An entry carrying card
   identities waits, with every later one, until its round is resolved.
 - The pool's client asks the link controller, every quarter of ``[link] timeout_s``, whether it
@@ -23,19 +24,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
 import logging
 import os
-import sqlite3
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Protocol
 
-from controller.journal.audit import connect_read_only
-from controller.journal.format import Entry, decode_object
+from controller.journal.format import Entry
+from controller.journal.tail import Committed, JournalTail, Subscription
 from controller.link.config import LinkSection
 from controller.link.messages import (
     KV_BUCKET,
@@ -48,15 +50,10 @@ from controller.link.messages import (
     movements,
     resolved_round,
 )
-from fsm.round.events import Event
+from fsm.round.events import Event, LinkHitLocked, LinkState
 
 log = logging.getLogger(__name__)
 
-_ROWS = (
-    "SELECT seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac FROM journal"
-    " WHERE seq > ? ORDER BY seq LIMIT ?"
-)
-READ_BATCH = 512
 #: How long a stop may spend sending the entries committed last (seconds).
 DRAIN_S = 2.0
 
@@ -68,6 +65,9 @@ class OwnerView(Protocol):
     def post(self, event: Event) -> None: ...
 
     def wait_published(self, after_seq: int, timeout: float | None = None) -> Any: ...
+
+    @property
+    def tail(self) -> JournalTail: ...
 
 
 def cursor_path(journal: Path) -> Path:
@@ -137,15 +137,15 @@ class TableLink:
         self.status = LinkStatus(shipped_seq=cursor, need_seq=cursor)
         self._on_pool = on_pool
         self._thread: threading.Thread | None = None
-        self._waker: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakes: dict[str, asyncio.Event] = {}
         self._stop = threading.Event()
         self._pool_cond = threading.Condition()
-        self._conn: sqlite3.Connection | None = None
+        self._subscription: Subscription | None = None
+        self._inbox_lock = threading.Lock()
+        self._inbox: list[Entry] = []  # handed by the journal's tail, not yet buffered
         self._buffer: list[Entry] = []
         self._resolved: set[int] = set()
-        self._read_seq = self.status.shipped_seq
         self._up: bool | None = None
         self._asked: dict[str, float] = {}
         self.posted: list[Event] = []
@@ -161,18 +161,21 @@ class TableLink:
             self._up = not link.get("down", False)
         self._stop.clear()
         self.status.last_confirm_ms = time.time_ns() // 1_000_000
+        self._subscription = self.owner.tail.subscribe(
+            "link shipper", self._take, self.status.shipped_seq
+        )
         self._thread = threading.Thread(target=self._run, name="link", daemon=True)
         self._thread.start()
-        self._waker = threading.Thread(target=self._follow, name="link-follower", daemon=True)
-        self._waker.start()
 
     def stop(self) -> None:
         self._stop.set()
         self._wake_all()
-        for t in (self._thread, self._waker):
-            if t is not None:
-                t.join(timeout=10.0)
-        self._thread = self._waker = None
+        if self._thread is not None:
+            self._thread.join(timeout=10.0)
+        self._thread = None
+        if self._subscription is not None:
+            self.owner.tail.unsubscribe(self._subscription)
+            self._subscription = None
 
     @property
     def pool(self) -> dict[str, Any] | None:
@@ -184,15 +187,6 @@ class TableLink:
             return self._pool_cond.wait_for(
                 lambda: self.status.pool is not None and check(self.status.pool), timeout
             )
-
-    # ------------------------------------------------------------------ the follower thread
-    def _follow(self) -> None:
-        seq = 0
-        while not self._stop.is_set():
-            snap = self.owner.wait_published(seq, timeout=0.25)
-            if snap.seq != seq:
-                seq = snap.seq
-                self._wake_all()
 
     def _wake_all(self) -> None:
         """Wake every task of the link thread (each waits on its own event)."""
@@ -213,11 +207,6 @@ class TableLink:
             asyncio.run(self._main())
         except Exception:
             log.exception("link: the link thread failed")
-        finally:
-            if self._conn is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.close()
-                self._conn = None
 
     async def _main(self) -> None:
         import nats
@@ -286,30 +275,25 @@ class TableLink:
         log.debug("link: %s", exc)
 
     # ------------------------------------------------------------------ the shipper
-    def _read(self) -> None:
-        """Read the newly committed entries into the buffer (read-only connection)."""
-        try:
-            if self._conn is None:
-                self._conn = connect_read_only(self.journal_path)
-            rows = self._conn.execute(_ROWS, (self._read_seq, READ_BATCH)).fetchall()
-        except (sqlite3.Error, OSError) as exc:
-            log.warning("link: reading the journal failed: %s", exc)
-            if self._conn is not None:
-                with contextlib.suppress(sqlite3.Error):
-                    self._conn.close()
-            self._conn = None
+    def _take(self, batch: Sequence[Committed], public: Any) -> None:
+        """The journal tail's subscriber (its thread): queue the new entries, wake the tasks."""
+        if not batch:
             return
-        for seq, ts, rid, typ, data, prev, digest, s_hash, mac in rows:
-            entry = Entry(
-                seq, ts, rid, typ, decode_object(data, f"seq {seq}"), prev, digest, s_hash, mac
-            )
+        with self._inbox_lock:
+            self._inbox.extend(c.entry for c in batch)
+        self._wake_all()
+
+    def _read(self) -> None:
+        """Move the entries the tail handed over into the buffer (the link thread)."""
+        with self._inbox_lock:
+            entries, self._inbox = self._inbox, []
+        for entry in entries:
             self._buffer.append(entry)
-            self._read_seq = seq
             done = resolved_round(entry)
             if done is not None:
                 self._resolved.add(done)
             if movements(entry, self.level):
-                self.status.need_seq = seq
+                self.status.need_seq = entry.seq
 
     def _shippable(self) -> int:
         """How many buffered entries may go now (card identities wait for their round)."""
@@ -320,6 +304,7 @@ class TableLink:
 
     async def _drain(self, nc: Any) -> None:
         """At a stop: send what is committed and may go, once (an outage leaves it queued)."""
+        self.owner.tail.catch_up()
         self._read()
         n = self._shippable()
         js = nc.jetstream()
@@ -381,12 +366,14 @@ class TableLink:
 
     def _post_state(self, up: bool, detail: str | None, confirmed: int | None = None) -> None:
         self._up = up
-        data: dict[str, Any] = {"up": up, "pool": self.section.pool, "level": self.level}
-        if confirmed is not None:
-            data["confirmed_seq"] = confirmed
-        if detail:
-            data["detail"] = detail[:200]
-        self._post(Event("link_state", data))
+        state = LinkState(
+            up=up,
+            pool=self.section.pool,
+            level=self.level,
+            confirmed_seq=confirmed,
+            detail=detail[:200] if detail else None,
+        )
+        self._post(state.envelope())
 
     def _check_timeout(self) -> None:
         last = self.status.last_confirm_ms
@@ -479,16 +466,16 @@ class TableLink:
                 if not reply.get("ok"):
                     log.warning("link: hit lock refused: %s", reply.get("reason"))
                     continue
-                event = {
-                    "position": int(hit["position"]),
-                    "level": self.level,
-                    "line": hit["line"],  # the round refuses it for another hit there
-                    "cents": int(reply["cents"]),
-                    "order": int(reply["order"]),
-                    "pool": self.section.pool,
-                    "meter_cents": int(reply["meter_cents"]),
-                }
-                self._post(Event("link_hit_locked", event))
+                locked = LinkHitLocked(
+                    position=int(hit["position"]),
+                    level=self.level,
+                    line=hit["line"],  # the round refuses it for another hit there
+                    cents=int(reply["cents"]),
+                    order=int(reply["order"]),
+                    pool=self.section.pool,
+                    meter_cents=int(reply["meter_cents"]),
+                )
+                self._post(locked.envelope())
             await self._sleep(0.05, "hits")
 
 
@@ -504,8 +491,6 @@ class PoolOverlay:
         self._shown: object = None
 
     def _overlay(self, snapshot: Any) -> Any:
-        import dataclasses
-        from types import MappingProxyType
 
         link = self._link()
         pool = None if link is None else link.pool

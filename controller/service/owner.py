@@ -17,7 +17,8 @@ journal's (`controller.service.restart`). Every power-up step reads a fixed numb
 
 Other threads only call `Owner.post` (or `Owner.post_tracked`, whose `Receipt` tells the poster
 the seq and effects of its event's entry once committed), `Owner.stop`, read `Owner.public` and
-wait on `Owner.wait_idle` / `Owner.wait_published` / `Receipt.wait`. This module must never
+wait on `Owner.wait_idle` / `Owner.wait_published` / `Receipt.wait`; readers of committed entries
+subscribe to `Owner.tail` (one follower of the journal for all of them). This module must never
 decide what an event means (the machine does), never apply an effect before its commit, never let
 a reader touch the machine or the database, and never start a timer thread.
 
@@ -66,10 +67,12 @@ from controller.journal.format import (
 )
 from controller.journal.redact import hide_cards
 from controller.journal.store import Journal, JournalError
-from controller.service import restart
+from controller.journal.tail import JournalTail
+from controller.service import restart, selfcheck
 from controller.service.rng import DrawSource, check_draw, draw_position
+from controller.service.timesync import clock_synchronised
 from fsm.round.effects import DrawRng, Effect, Post, parse_effect
-from fsm.round.events import JSON, Event
+from fsm.round.events import JSON, Deadline, Event, FaultRaised, PowerUp, RngDrawn
 from fsm.round.records import RecordError
 
 log = logging.getLogger(__name__)
@@ -276,6 +279,9 @@ class Owner:
         self.heartbeat: Callable[[], None] | None = None
         self.software_approval: Callable[[str], str | None] | None = None
         self._software_fault: str | None = None
+        #: the one follower of this journal's commits: every reader of committed entries
+        #: subscribes to it (controller.journal.tail)
+        self.tail = JournalTail(self, self.journal_path)
 
     # ------------------------------------------------------------------ other threads' API
     def post(self, event: Event) -> None:
@@ -370,7 +376,6 @@ class Owner:
 
     @staticmethod
     def _clock_synced() -> bool:
-        from controller.service.timesync import clock_synchronised
 
         return clock_synchronised()
 
@@ -382,7 +387,6 @@ class Owner:
         is a `StorageFault`: nothing is appended, the table goes to the safe state with the
         fault glyph, and `start` raises it. Only a restart that passes the check clears it.
         """
-        from controller.service import selfcheck
 
         path = self.journal_path
         try:
@@ -427,16 +431,15 @@ class Owner:
         assert self._journal is not None and self._machine is not None
         self._seq = self._journal.count()
         self._rounds = self._journal.rounds
-        data: dict[str, JSON] = {
-            "software_hash": software,
-            "storage": {"ok": True, "problems": []},
-            "restored_seq": 0 if stored is None else stored.seq,
+        power_up = PowerUp(
+            software_hash=software,
+            storage={"ok": True, "problems": []},
+            restored_seq=0 if stored is None else stored.seq,
             # a Pi has no RTC: false = this and later timestamps predate time sync (timesync.py)
-            "clock_synced": self._clock_synced(),
-        }
-        if self._training:
-            data["training"] = True
-        self._process(Event("power_up", data))
+            clock_synced=self._clock_synced(),
+            training=True if self._training else None,
+        )
+        self._process(power_up.envelope())
         if self._storage_fault:  # the power-up entry itself did not commit (disk full, ...)
             raise StorageFault(f"{path}: storage fault at power-up: {self._storage_fault}")
         self._approve_software(software)
@@ -468,8 +471,8 @@ class Owner:
         if not problem:
             return
         log.critical("software not approved, play refused: %s", problem)
-        fault = {"code": SOFTWARE_FAULT_CODE, "device": "software", "detail": problem[:200]}
-        self._process(Event("fault_raised", fault))
+        fault = FaultRaised(code=SOFTWARE_FAULT_CODE, device="software", detail=problem[:200])
+        self._process(fault.envelope())
         self._software_fault = problem
         self._front.clear()
 
@@ -558,7 +561,7 @@ class Owner:
         self._fired_deadline = deadline  # once per deadline value, even if the machine refuses
         with self._cond:
             self._outstanding += 1
-        self._handle(Event("deadline", {}))
+        self._handle(Deadline().envelope())
 
     def _handle(self, event: Event, receipt: Receipt | None = None) -> None:
         """Process one input event and everything it posts, then publish once (and fill in the
@@ -633,10 +636,8 @@ class Owner:
             except Exception as exc:  # a failed RNG is a fault: nothing is drawn or shown
                 log.exception("starting-position RNG failed")
                 detail = f"{type(exc).__name__}: {exc}"[:500]
-                return Event(
-                    "fault_raised", {"code": "RNG_FAILURE", "device": "rng", "detail": detail}
-                )
-            return Event("rng_drawn", {"value": value})
+                return FaultRaised(code="RNG_FAILURE", device="rng", detail=detail).envelope()
+            return RngDrawn(value=value).envelope()
         if isinstance(effect, Post):
             inner = effect.event.data
             return Event(effect.event.type, dict(inner) if isinstance(inner, Mapping) else {})
@@ -656,21 +657,13 @@ class Owner:
                 log.exception("device adapter failed on %r", effect)
                 machine = self._machine
                 if machine is not None and machine.state != "Fault":
-                    posted.append(
-                        Event(
-                            "fault_raised",
-                            {
-                                "code": "DEVICE_OUTPUT",
-                                "device": effect.TYPE,
-                                "detail": f"{type(exc).__name__}: {exc}"[:500],
-                            },
-                        )
-                    )
+                    detail = f"{type(exc).__name__}: {exc}"[:500]
+                    fault = FaultRaised(code="DEVICE_OUTPUT", device=effect.TYPE, detail=detail)
+                    posted.append(fault.envelope())
 
     def _maintenance_check(self, event: Event) -> None:
         """The full SQLite ``integrity_check`` of the whole journal, on entering maintenance
         (the table is closed; power-up checks only the pages it reads, at a fixed cost)."""
-        from controller.service import selfcheck
 
         try:
             problems = selfcheck.check_storage(self.journal_path, full=True)

@@ -15,7 +15,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fsm.round.events import JSON, Event
+from fsm.round.events import (
+    ConfigChanged,
+    ConfigPending,
+    Event,
+    MaintenanceEntered,
+    MaintenanceExited,
+)
 
 #: The name the configuration file's changes are journaled in.
 FILE_SUPERVISOR = "config-file"
@@ -48,22 +54,19 @@ def config_differences(journaled: Any, file: Any, prefix: str = "") -> list[tupl
 
 def change_events(differences: list[tuple[str, Any, Any]]) -> list[Event]:
     """The entries that apply the file's configuration to a closed table."""
-    who: dict[str, JSON] = {"supervisor": FILE_SUPERVISOR, "via": "file"}
+    who = {"supervisor": FILE_SUPERVISOR, "via": "file"}
     changes = {key: new for key, _, new in differences}
     return [
-        Event("maintenance_entered", dict(who)),
-        Event("config_changed", {**who, "changes": changes}),
-        Event("maintenance_exited", dict(who)),
+        MaintenanceEntered(**who).envelope(),
+        ConfigChanged(**who, changes=changes).envelope(),
+        MaintenanceExited(**who).envelope(),
     ]
 
 
 def pending_event(differences: list[tuple[str, Any, Any]]) -> Event:
     """The entry that says the file differs while the table is open (applied at the close)."""
-    return Event(
-        "config_pending",
-        {
-            "keys": [key for key, _, _ in differences],
-            "changes": [{"key": key, "journal": old, "file": new} for key, old, new in differences],
-            "via": "file",
-        },
-    )
+    return ConfigPending(
+        keys=tuple(key for key, _, _ in differences),
+        changes=[{"key": key, "journal": old, "file": new} for key, old, new in differences],
+        via="file",
+    ).envelope()

@@ -51,8 +51,6 @@ QUICK_CHECKED = ("meta", "state", "meters")
 #: The distribution whose runtime dependencies the manifest names (with its ``pi`` extra).
 PROJECT = "paigow-table-controller"
 PROJECT_EXTRAS = ("pi",)
-#: Where deploy/install.sh writes the approved manifest (the unit passes it to ``tablectl run``).
-APPROVED_MANIFEST = Path("/etc/paigow/software.manifest")
 _LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
 
 

@@ -38,14 +38,20 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from controller.config import TableConfig
+from controller.console.server import ConsoleServer
+from controller.floor.service import start_floor
 from controller.journal.lock import owner_journal_options
+from controller.link.table import PoolOverlay, TableLink
 from controller.service.devices import InputPort, Notice, TableDevices
+from controller.service.meter_sign import SignReader
 from controller.service.owner import NowMs, Owner, utc_now_ms
 from controller.service.rng import DrawSource, draw_position
+from controller.supervisor.lockout import release_book, shared_book
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.table import build_gpio_table
 from drivers.serial.shoe import ReferenceShoe, Shoe
 from drivers.serial.shuffler import ReferenceShuffler, Shuffler
+from fsm.round.events import LinkState
 from fsm.round.machine import RoundMachine
 
 log = logging.getLogger(__name__)
@@ -57,8 +63,6 @@ class SerialAdapter(Protocol):
     def start(self) -> None: ...
 
     def stop(self) -> None: ...
-
-    def link_status(self) -> dict[str, object]: ...
 
 
 class Attachment(Protocol):
@@ -177,11 +181,11 @@ class Table:
         view = self.owner.public.view
         link = view.get("link") if not self.config.link.enabled else None
         if link:
-            from fsm.round.events import Event
-
             detail = "not linked: the configuration has no [link] section"
-            data = {"up": True, "linked": False, "pool": link["pool"], "level": link["level"]}
-            self.owner.post(Event("link_state", {**data, "detail": detail}))
+            unlinked = LinkState(
+                up=True, linked=False, pool=link["pool"], level=link["level"], detail=detail
+            )
+            self.owner.post(unlinked.envelope())
 
     def arm_inputs(self) -> None:
         """Every input once the owner runs, the one place for it: the GPIO handlers attached
@@ -311,12 +315,9 @@ class SignAttachment:
         self.reader: Any = None
 
     def start(self, owner: Owner) -> None:
-        from controller.service.meter_sign import SignReader
 
         source: Any = owner
         if self._link is not None:
-            from controller.link.table import PoolOverlay
-
             link = self._link
             source = PoolOverlay(owner, lambda: link.link)
         self.reader = SignReader(source, self._sign)
@@ -340,7 +341,6 @@ class LinkAttachment:
         self.link: Any = None
 
     def start(self, owner: Owner) -> None:
-        from controller.link.table import TableLink
 
         cfg = self._config
         section = cfg.link
@@ -375,7 +375,6 @@ class FloorAttachment:
         self.floor: Any = None
 
     def start(self, owner: Owner) -> None:
-        from controller.floor.service import start_floor
 
         self.floor = start_floor(self._config, owner, self._journal_path, self.link_path)
 
@@ -405,14 +404,12 @@ class ConsoleAttachment:
         self._book: Any = None  # the table's wrong-PIN book while started
 
     def start(self, owner: Owner) -> None:
-        from controller.console.lockout import release_book, shared_book
-        from controller.console.server import ConsoleServer
 
         kwargs: dict[str, Any] = {}
         if self._on_request is not None:
             kwargs["on_request"] = self._on_request
         # the wrong-PIN limits survive a restart (rebuilt from the journal's recent entries) and
-        # are the page's too: one book per table (controller.console.lockout.shared_book)
+        # are the page's too: one book per table (controller.supervisor.lockout.shared_book)
         self._book = kwargs["book"] = shared_book(owner.journal_path)
         server = ConsoleServer(owner, self._config.supervisors, self.path, **kwargs)
         try:
@@ -425,7 +422,6 @@ class ConsoleAttachment:
         self.server = server
 
     def stop(self) -> None:
-        from controller.console.lockout import release_book
 
         if self.server is not None:
             self.server.stop()
@@ -470,8 +466,6 @@ class WebAttachment:
         lines = list(game.table.line_names)
         source: Any = owner
         if self.link is not None:
-            from controller.link.table import PoolOverlay
-
             link = self.link
             source = PoolOverlay(owner, lambda: link.link)
         server = WebServer(

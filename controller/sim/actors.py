@@ -41,7 +41,26 @@ from typing import Any, Protocol
 from controller.service.owner import PublicSnapshot
 from fsm.round.banking import BankRotation
 from fsm.round.catalogue import AREAS
-from fsm.round.events import Event
+from fsm.round.events import (
+    BankAccepted,
+    BankReleased,
+    ChipsConfirmed,
+    DicePositionEntered,
+    Event,
+    EventRecord,
+    FaultCleared,
+    FaultRaised,
+    HitValidated,
+    LidLiftedByBank,
+    MaintenanceExited,
+    PaiGowWagers,
+    ProgressiveOutcome,
+    RngActivated,
+    SideWagers,
+    SideWagersSettled,
+    TableOpened,
+    ThreeCardSettled,
+)
 
 Post = Callable[[Event], None]
 
@@ -205,7 +224,7 @@ class Director:
             if self._person("dealer"):
                 return None  # the dealer judges whether the bank covers the wagers
             if self._rng(snap.round_id, "cover").random() < NO_COVER_CHANCE:
-                return self._event("bank_released")  # (h)(4)(ii): it cannot cover the wagers
+                return self._event(BankReleased())  # (h)(4)(ii): it cannot cover the wagers
             return None
         if snap.last_event in ("bank_accepted", "bank_released"):
             return None  # refused, or released: the house banks this round
@@ -214,7 +233,7 @@ class Director:
         area = self.bank_wanted(snap.round_id, rotation.offer_order())
         if area is None:
             return None
-        return self._event("bank_accepted", {"position": area})
+        return self._event(BankAccepted(position=area))
 
     def _side_wagers(self, round_id: int) -> str:
         """The dealer enters the 1-7 side wagers the players placed (possibly none)."""
@@ -224,7 +243,7 @@ class Director:
             for p in range(1, AREAS + 1)
             if rng.random() < SIDE_WAGER_CHANCE
         ]
-        return self._event("side_wagers", {"bets": bets})
+        return self._event(SideWagers(bets=bets))
 
     def _bank_of(self, view: Mapping[str, Any]) -> int | None:
         current = (view.get("bank") or {}).get("current")
@@ -239,7 +258,7 @@ class Director:
         bank's own betting area (the bank plays one area, NY 5324.41(h)(6), and needs cards)."""
         bank = self._bank_of(view)
         positions = lit | set(self.pai_gow_positions(rid)) | ({bank} if bank else set())
-        return self._event("pai_gow_wagers", {"positions": sorted(positions)})
+        return self._event(PaiGowWagers(positions=sorted(positions)))
 
     def act(self, snap: PublicSnapshot) -> str | None:
         """Do one thing for ``snap`` and say what (None: nothing to do, wait for a device)."""
@@ -248,9 +267,9 @@ class Director:
             self.actions += 1
         return done
 
-    def _event(self, kind: str, data: Mapping[str, Any] | None = None) -> str:
-        self._post(Event(kind, dict(data or {})))
-        return kind
+    def _event(self, event: EventRecord) -> str:
+        self._post(event.envelope())
+        return event.TYPE
 
     def _decide(self, snap: PublicSnapshot) -> str | None:
         if snap.storage_fault:  # cleared only by a restart that passes the storage check
@@ -267,13 +286,13 @@ class Director:
     def _supervise(self, snap: PublicSnapshot) -> str | None:
         state = snap.state
         if state == "Closed":
-            return self._event("table_opened", {"supervisor": SUPERVISOR})
+            return self._event(TableOpened(supervisor=SUPERVISOR))
         if state == "Maintenance":
-            return self._event("maintenance_exited", {"supervisor": SUPERVISOR})
+            return self._event(MaintenanceExited(supervisor=SUPERVISOR))
         if state == "Fault":
             if _held(snap.view):  # the device still reports it: wait for its healthy report
                 return None
-            return self._event("fault_cleared", {"supervisor": SUPERVISOR})
+            return self._event(FaultCleared(supervisor=SUPERVISOR))
         rnd: Mapping[str, Any] = snap.view.get("round", {}) or {}
         pending = rnd.get("pending") or ()
         level = (snap.view.get("link") or {}).get("level")
@@ -281,7 +300,7 @@ class Director:
             return None  # the link controller has not locked the pool's payout yet
         if pending:
             position = int(pending[0]["position"])
-            return self._event("hit_validated", {"position": position, "supervisor": SUPERVISOR})
+            return self._event(HitValidated(position=position, supervisor=SUPERVISOR))
         return None
 
     def _betting(self, snap: PublicSnapshot) -> str | None:
@@ -326,11 +345,11 @@ class Director:
                 if self._rng(rid, "confirm").random() < 0.5:
                     self._pins.press_next()  # NEXT on the dealer panel confirms the count
                     return "panel_next"
-                return self._event("chips_confirmed")
+                return self._event(ChipsConfirmed())
             # the count is confirmed: the RNG is activated by a person ((h)(8)(ii), (h)(10)(ii)),
             # by the bank when a player banks, else by the dealer's NEXT
             if self._bank_of(view) is not None:
-                return self._event("rng_activated", {"by": "bank"})
+                return self._event(RngActivated(by="bank"))
             self._pins.press_next()
             return "panel_next"
         if state == "Open_StartingPosition_Dice":
@@ -341,18 +360,18 @@ class Director:
                 and snap.last_event == "shake_detected"
                 and self._rng(rid, f"lid{snap.seq}").random() < LID_CHANCE
             ):  # the bank lifts the lid: the dealer has it covered and re-shaken (h)(10)(i)
-                return self._event("lid_lifted_by_bank")
+                return self._event(LidLiftedByBank())
             if shakes < 3:
                 self._pins.shake()  # by the bank when a player banks (h)(8)(i), (h)(10)(i)
                 return "shake_detected"
             rng = self._rng(rid, "dice")
             total = sum(rng.randint(1, 6) for _ in range(3))  # three six-sided dice
-            return self._event("dice_position_entered", {"total": total})
+            return self._event(DicePositionEntered(total=total))
         if state == "Open_SideWagers":  # losers collected, winners paid, then the deal (j)(2)
-            return self._event("side_wagers_settled")
+            return self._event(SideWagersSettled())
         if state == "Open_Dealing":
             if rnd.get("stage") == "three_dealt":
-                return self._event("three_card_settled")
+                return self._event(ThreeCardSettled())
             return None
         if state == "Open_Play":
             self._pins.press_next()  # the dealer's NEXT: hands are set, settle
@@ -367,9 +386,7 @@ class Director:
                     )
                     rng = self._rng(rid, f"outcome{position}")
                     line = rng.choice(self._lines) if rng.random() < HIT_CHANCE else None
-                    return self._event(
-                        "progressive_outcome", {"position": position, "line": practice or line}
-                    )
+                    return self._event(ProgressiveOutcome(position=position, line=practice or line))
             return None
         return None  # Shuffling, Rng, RoundComplete: the devices / the owner answer
 
@@ -387,9 +404,7 @@ class Director:
         if device is None:
             return None
         detail = f"{device} made no progress in {snap.state}: {why}"
-        return self._event(
-            "fault_raised", {"code": "DEVICE_STALLED", "device": device, "detail": detail}
-        )
+        return self._event(FaultRaised(code="DEVICE_STALLED", device=device, detail=detail))
 
 
 def _progressive_refused(view: Mapping[str, Any]) -> bool:

@@ -1,26 +1,27 @@
 """The simulated table's console narration: one line a dealer can read per event of the round.
 
-`Narrator` follows the committed journal (its own read-only SQLite connection, like every reader
-of committed entries) and turns each new entry into words: chips and the acceptor lights, "no
+`Narrator` is a subscriber of the journal's tail (typed committed entries, like every reader of
+committed entries) and turns each new entry into words: chips and the acceptor lights, "no
 more bets", the starting position, the deal, faults and their clearing, the progressive outcome,
 hits and payouts, the trainer's practice deals and injected faults. Card identities are shown
 only once the round is resolved (its ``round_summary``): then each seat's seven cards, the house
 way's setting and how each hand did against the banker (players set by the house way, as the
 scripted players do). Every line of a training journal starts with ``TRAINING``.
 
-Simulation only. Must never write the journal, post an event or decide a game rule: hands are
-set and settled by ``fsm.rules`` exactly as the dealer would.
+Simulation only. Must never read or write the journal itself, post an event or decide a game
+rule: hands are set and settled by ``fsm.rules`` exactly as the dealer would.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
-import sqlite3
-from collections.abc import Iterator, Mapping, Sequence
-from pathlib import Path
+import threading
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
+from controller.journal.tail import Committed, JournalTail, Subscription
+from fsm.round.effects import StartingPosition
 from fsm.rules.cards import Card, CardError, format_cards, parse_card
 from fsm.rules.houseway import HouseWay
 from fsm.rules.ranking import DEFAULT_OPTIONS, RankingOptions
@@ -46,62 +47,72 @@ def lights_words(states: Sequence[str]) -> str:
 
 
 class Narrator:
-    """Reads the journal at ``db`` from ``after_seq`` on and words each new entry."""
+    """Words each committed entry after ``after_seq``: `attach` it to the journal's tail (then
+    `new_lines` returns the lines of the entries committed since the last call), or hand it
+    entries with `take` (a finished journal: ``take(read_committed(db))``). Entries at or
+    before ``after_seq`` are not worded, but the cards they dealt are noted (a round resumed
+    after a restart is shown whole when it resolves)."""
 
     def __init__(
         self,
-        db: Path,
         way: HouseWay | None = None,
         opts: RankingOptions = DEFAULT_OPTIONS,
         *,
         after_seq: int = 0,
         training: bool = True,
     ) -> None:
-        self._db = Path(db)
         self._way = way or HouseWay.load()
         self._opts = opts
-        self.seq = after_seq
+        self.after_seq = after_seq
+        self.seq = 0
         self._prefix = f"{PREFIX} " if training else ""
-        self._conn: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+        self._lines: list[str] = []
+        self._rounds: dict[int, _RoundCards] = {}
+        self._tail: JournalTail | None = None
+        self._subscription: Subscription | None = None
 
-    def _connect(self) -> sqlite3.Connection | None:
-        if self._conn is None:
-            try:
-                self._conn = sqlite3.connect(f"file:{self._db}?mode=ro", uri=True, timeout=2.0)
-            except sqlite3.Error:
-                return None
-        return self._conn
+    def attach(self, tail: JournalTail, from_seq: int) -> None:
+        """Follow ``tail`` from ``from_seq`` on (noting cards, wording after ``after_seq``)."""
+        self._tail = tail
+        self._subscription = tail.subscribe("narrator", self._take, from_seq)
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        if self._tail is not None and self._subscription is not None:
+            self._tail.unsubscribe(self._subscription)
+        self._tail = self._subscription = None
+
+    def _take(self, batch: Sequence[Committed], public: object) -> None:
+        lines = self.take(batch)
+        with self._lock:
+            self._lines.extend(lines)
 
     def new_lines(self) -> list[str]:
-        """The lines of every entry committed since the last call."""
-        conn = self._connect()
-        if conn is None:
-            return []
-        try:
-            rows = conn.execute(
-                "SELECT seq, round_id, type, data FROM journal WHERE seq > ? ORDER BY seq",
-                (self.seq,),
-            ).fetchall()
-        except sqlite3.Error:
-            return []
+        """The lines of every entry the tail handed since the last call."""
+        with self._lock:
+            lines, self._lines = self._lines, []
+        return lines
+
+    def take(self, entries: Iterable[Committed]) -> list[str]:
+        """The lines of ``entries`` (in seq order)."""
         out: list[str] = []
-        for seq, round_id, etype, text in rows:
-            self.seq = int(seq)
-            try:
-                data = json.loads(text)
-            except ValueError:
+        for c in entries:
+            self.seq = c.seq
+            self._note_cards(c)
+            if c.seq <= self.after_seq:
                 continue
-            out.extend(f"{self._prefix}{line}" for line in self.entry_lines(round_id, etype, data))
+            lines = self.entry_lines(c.round_id, c.type, c.data, c.effects)
+            out.extend(f"{self._prefix}{line}" for line in lines)
         return out
 
     # ------------------------------------------------------------------ words per entry
-    def entry_lines(self, round_id: int, etype: str, data: Mapping[str, Any]) -> Iterator[str]:
-        effects: list[Mapping[str, Any]] = [e for e in data.get("effects", ()) if e]
+    def entry_lines(
+        self,
+        round_id: int,
+        etype: str,
+        data: Mapping[str, Any],
+        effects: Sequence[Mapping[str, Any]],
+    ) -> Iterator[str]:
         kinds = {str(e.get("type")) for e in effects}
         head = f"round {round_id}: " if round_id else ""
         for e in effects:
@@ -271,37 +282,30 @@ class Narrator:
             f"{head}round complete: progressive winners: {', '.join(winners) or 'none'}; {meters}"
         )
 
+    def _note_cards(self, c: Committed) -> None:
+        """Keep each round's delivery order, bank and dealt cards until it resolves."""
+        rnd = self._rounds.setdefault(c.round_id, _RoundCards())
+        for e in c.effects:
+            if isinstance(e, StartingPosition):
+                rnd.order, rnd.bank = list(e.order), e.bank
+        if c.type == "dealt" and c.rejected is None:
+            for seat, cards in _dealt_seats(c.data, rnd.order):
+                rnd.hands.setdefault(seat, []).extend(cards)
+
     def _round_cards(self, round_id: int) -> tuple[dict[int, list[Card]], int | None]:
         """Each seat's seven cards from the round's ``dealt`` entries and the delivery order of
-        its ``starting_position`` effect, and who banked."""
-        conn = self._connect()
-        if conn is None:
+        its ``starting_position`` effect, and who banked (forgotten once worded)."""
+        rnd = self._rounds.pop(round_id, None)
+        if rnd is None:
             return {}, None
-        try:
-            rows = conn.execute(
-                "SELECT type, data FROM journal WHERE round_id = ? AND seq <= ? ORDER BY seq",
-                (round_id, self.seq),
-            ).fetchall()
-        except sqlite3.Error:
-            return {}, None
-        order: list[int] = []
-        bank: int | None = None
-        hands: dict[int, list[Card]] = {}
-        for etype, text in rows:
-            try:
-                data = json.loads(text)
-            except ValueError:
-                continue
-            for e in data.get("effects", ()):
-                if e.get("type") == "starting_position":
-                    order = [int(s) for s in e.get("order") or ()]
-                    bank = e.get("bank")
-            if etype == "dealt" and not any(
-                e.get("type") == "rejected" for e in data.get("effects", ())
-            ):
-                for seat, cards in _dealt_seats(data, order):
-                    hands.setdefault(seat, []).extend(cards)
-        return {s: c for s, c in hands.items() if len(c) == 7}, bank
+        return {s: c for s, c in rnd.hands.items() if len(c) == 7}, rnd.bank
+
+
+@dataclass
+class _RoundCards:
+    order: list[int] = field(default_factory=list)
+    bank: int | None = None
+    hands: dict[int, list[Card]] = field(default_factory=dict)
 
 
 def _card(c: object) -> Card:

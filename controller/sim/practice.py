@@ -29,10 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from controller.journal.audit import connect_read_only
+from controller.journal.format import JournalError
 from drivers.serial import protocol
 from drivers.sim.shoe_sim import ShoeSim
 from fsm.round.constants import AREAS
-from fsm.round.events import Event
+from fsm.round.events import Event, Training
 from fsm.rules.cards import CardError
 from fsm.rules.drills import PRACTICE_HANDS, arrange, practice_hand, stack_slots
 
@@ -178,10 +180,10 @@ class RoundDeal:
 
 def _read_only_rows(db: Path, sql: str, params: tuple[Any, ...] = ()) -> list[Any] | None:
     """The rows of one query on the live journal, opened read-only; None when it cannot be read
-    (the dispense then goes on without the practice hand)."""
+    (the dispense then goes on without the practice hand). The journal's one read-only opener."""
     try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=2.0)
-    except sqlite3.Error:
+        conn = connect_read_only(db)
+    except (JournalError, sqlite3.Error):
         return None
     try:
         return conn.execute(sql, params).fetchall()
@@ -216,12 +218,6 @@ def round_deal(db: Path) -> RoundDeal | None:
     if found is None:
         return None
     return RoundDeal(found[0], found[1], wagered or frozenset())
-
-
-def round_order(db: Path) -> tuple[int, list[int]] | None:
-    """The round id and the seats in the order the stacks reach them (`round_deal`), or None."""
-    deal = round_deal(db)
-    return None if deal is None else (deal.round_id, deal.order)
 
 
 def round_voided(db: Path, round_id: int) -> bool | None:
@@ -294,14 +290,5 @@ class PracticeShoe(ShoeSim):
             self.practice.give_back(round_id, req, f"round {round_id} could not be arranged: {exc}")
             return
         self.arranged.append((round_id, req))
-        self._post(
-            Event(
-                "training",
-                {
-                    "action": "practice_deal",
-                    "position": req.position,
-                    "line": req.line,
-                    "by": req.by,
-                },
-            )
-        )
+        dealt = Training(action="practice_deal", position=req.position, line=req.line, by=req.by)
+        self._post(dealt.envelope())

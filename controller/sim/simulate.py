@@ -41,6 +41,7 @@ from controller.service.wiring import (
     wire,
 )
 from controller.sim.actors import ROLES, WAITING_STATES, Director, People
+from controller.sim.commands import TrainerConsole
 from controller.sim.faults import FaultPlan, parse_faults
 from controller.sim.narrate import Narrator
 from controller.sim.practice import PracticeDeck, PracticeShoe
@@ -50,9 +51,13 @@ from controller.sim.table import (
     PtyFaults,
     deck_path_for,
 )
+from controller.sim.training import Drills, Trainer
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.max7219 import SimulatedChain
+from drivers.serial.shoe import ReferenceShoe
+from drivers.serial.shuffler import ReferenceShuffler
+from drivers.sim.bench import SimulatedDevices
 
 #: A device-waiting state with no new commit for this long gets a supervisor's fault (s).
 STALL_S = 3.0
@@ -128,9 +133,6 @@ class PtySerial:
         self.sim: Any = None
 
     def __call__(self, config: TableConfig, port: InputPort) -> tuple[Any, Any]:
-        from drivers.serial.shoe import ReferenceShoe
-        from drivers.serial.shuffler import ReferenceShuffler
-        from drivers.sim.bench import SimulatedDevices
 
         sim = SimulatedDevices(card_reading=config.game.card_reading_shoe)
         sim.deck = PersistentDeck(self.deck_path)  # the cards stay in the shoe across a restart
@@ -203,7 +205,6 @@ def build_service(
 def _make_trainer(
     config: TableConfig, table: Table, people: People, practice: PracticeDeck, faults: PtyFaults
 ) -> Any:
-    from controller.sim.training import Drills, Trainer
 
     game = config.game
     drills = Drills(
@@ -219,6 +220,9 @@ def _make_trainer(
 
 # ``make run``: a demonstration / training pace: a pause after each scripted action.
 DEFAULT_PACE_S = 0.4
+#: The narrator notes the cards of this many entries before the last one at start (a round
+#: resumed after a restart is shown whole when it resolves).
+NARRATION_WINDOW = 500
 
 
 class TrainerHold:
@@ -542,10 +546,10 @@ def run_service(
         )
         _page_note(page, out)
         if commands is not None:
-            from controller.sim.commands import TrainerConsole
-
             TrainerConsole(service.trainer, commands, out).start()
-        narrator = Narrator(path, config.game.way, config.game.ranking, after_seq=snap.seq - 1)
+        narrator = Narrator(config.game.way, config.game.ranking, after_seq=snap.seq - 1)
+        # from a window before the last seq: a round resumed after a restart shows its cards
+        narrator.attach(service.owner.tail, max(0, snap.seq - 1 - NARRATION_WINDOW))
         try:
             return play(
                 service,

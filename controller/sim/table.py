@@ -24,7 +24,6 @@ from drivers.sim.deck import SimDeck as _DriverDeck
 from fsm.round.events import Event
 
 Post = Callable[[Event], None]
-RoundOf = Callable[[], int]
 
 
 class MockPins:

@@ -24,7 +24,7 @@ from controller.sim.actors import ROLES, People
 from controller.sim.faults import RUNTIME_KINDS, parse_fault_now
 from controller.sim.practice import PracticeDeck
 from fsm.round.constants import AREAS
-from fsm.round.events import Event
+from fsm.round.events import Event, Training
 from fsm.rules.cards import DECK, CardError, format_cards, parse_cards
 from fsm.rules.drills import (
     SeatAnswer,
@@ -244,7 +244,7 @@ class Trainer:
             held = self.people.set(roles)
         except ValueError as exc:
             raise TrainingError(str(exc)) from None
-        self._post(Event("training", {"action": "people", "people": sorted(held), "by": by}))
+        self._post(Training(action="people", people=tuple(sorted(held)), by=by).envelope())
         return self.status()
 
     def inject_fault(self, spec: str, by: str = "trainer") -> dict[str, Any]:
@@ -255,7 +255,7 @@ class Trainer:
             raise TrainingError(str(exc)) from None
         self._faults.inject_now(fault)
         text = fault.kind if fault.value is None else f"{fault.kind}={fault.value}"
-        self._post(Event("training", {"action": "fault_injected", "fault": text, "by": by}))
+        self._post(Training(action="fault_injected", fault=text, by=by).envelope())
         return {**self.status(), "injected": text}
 
     def practice_hit(self, position: int, line: str, by: str = "trainer") -> dict[str, Any]:

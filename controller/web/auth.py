@@ -2,8 +2,8 @@
 
 Responsible for the session tokens (random, held only in memory, one per signed-in browser),
 their idle expiry, and the PIN check of a sign-in, which is the supervisor console's own
-(`controller.console.server.ConsoleServer.authenticate`: scrypt, the refusals journaled, and the
-same attempt limits in the same counters: `controller.console.lockout.shared_book`, one book per
+(`controller.supervisor.gate.PinGate.authenticate`: scrypt, the refusals journaled, and the
+same attempt limits in the same counters: `controller.supervisor.lockout.shared_book`, one book per
 table shared with the console and rebuilt from the journal at start, so a supervisor has one
 limit across both channels and a restart clears no lock). The session cookie is HttpOnly and
 SameSite=Strict (routes set it). Must never log, store or echo a PIN, and never grant anything

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,12 +29,14 @@ import tornado.web
 import tornado.websocket
 from tornado.ioloop import IOLoop
 
-from controller.console.server import REQUESTS, RequestError, build_event
+from controller.journal.audit import connect_read_only
+from controller.journal.tail import read_entries
+from controller.supervisor.requests import REQUESTS, RequestError, build_event
 from controller.web import view
 from controller.web.auth import COOKIE, Sessions
 from controller.web.config import WebSection
-from controller.web.feed import Hub, open_read_only, read_entries
-from fsm.round.events import Event
+from controller.web.feed import Hub
+from fsm.round.events import DicePositionEntered, ProgressiveOutcome
 
 log = logging.getLogger(__name__)
 
@@ -90,7 +92,7 @@ class Page:
     section: WebSection
     hub: Hub
     sessions: Sessions
-    gate: Any  # controller.console.server.ConsoleServer (its PIN check, never started)
+    gate: Any  # controller.supervisor.gate.PinGate (the console's and the page's PIN check)
     inputs: Any = None  # MockPins on the simulated table; None on the Pi
     mode: str = "pit"
     latest: Callable[[], dict[str, Any] | None] = lambda: None
@@ -107,7 +109,7 @@ class Page:
     training: Any = None
 
 
-class _Base(tornado.web.RequestHandler):
+class BaseHandler(tornado.web.RequestHandler):
     page: Page
 
     def initialize(self, page: Page) -> None:
@@ -152,14 +154,14 @@ class _Base(tornado.web.RequestHandler):
         self.finish(json.dumps({"ok": False, "error": self._reason}))
 
 
-class IndexHandler(_Base):
+class IndexHandler(BaseHandler):
     def get(self) -> None:
         self.xsrf_token  # noqa: B018 - sets the XSRF cookie the page's POSTs must echo
         self.set_header("Content-Type", "text/html; charset=utf-8")
         self.finish((STATIC / "index.html").read_bytes())
 
 
-class FrameHandler(_Base):
+class FrameHandler(BaseHandler):
     def get(self) -> None:
         latest = self.page.latest() or {}
         self.reply(200, {**latest, "me": self.supervisor()})
@@ -170,16 +172,16 @@ def entries_after(journal_path: Path, since: int, up_to: int) -> list[dict[str, 
     them (no card field): for a browser that reconnects."""
     if since >= up_to:
         return []
-    conn = open_read_only(journal_path)
+    conn = connect_read_only(journal_path)
     try:
         start = max(since, up_to - CATCH_UP)
         rows = read_entries(conn, start, up_to, CATCH_UP)
     finally:
         conn.close()
-    return [view.entry_line(*row) for row in rows]
+    return [view.entry_line(e.seq, e.ts_ms, e.round_id, e.type, e.data) for e in rows]
 
 
-class EntriesHandler(_Base):
+class EntriesHandler(BaseHandler):
     def get(self) -> None:
         try:
             since = int(self.get_argument("since", "0"))
@@ -189,7 +191,7 @@ class EntriesHandler(_Base):
         self.reply(200, {"entries": entries_after(self.page.journal_path, since, up_to)})
 
 
-class InputHandler(_Base):
+class InputHandler(BaseHandler):
     """A press on the simulated table: the mock pin is driven as the hardware would be."""
 
     def post(self) -> None:
@@ -227,16 +229,13 @@ class InputHandler(_Base):
                 line = data.get("line")
                 if line is not None and not isinstance(line, str):
                     raise ValueError("line: a pay-table line or null")
-                self.page.owner.post(
-                    Event(
-                        "progressive_outcome",
-                        {"position": int(data.get("position", 0)), "line": line or None},
-                    )
+                entered = ProgressiveOutcome(
+                    position=int(data.get("position", 0)), line=line or None
                 )
+                self.page.owner.post(entered.envelope())
             elif name == "dice":  # the dealer enters the dice total (start_mode dice)
-                self.page.owner.post(
-                    Event("dice_position_entered", {"total": int(data.get("total", 0))})
-                )
+                total = DicePositionEntered(total=int(data.get("total", 0)))
+                self.page.owner.post(total.envelope())
             else:
                 raise ValueError(f"input: unknown {name!r}")
         except (TypeError, ValueError) as exc:
@@ -245,7 +244,7 @@ class InputHandler(_Base):
         self.reply(200, {"ok": True})
 
 
-class LoginHandler(_Base):
+class LoginHandler(BaseHandler):
     async def post(self) -> None:
         data = self.body()
         supervisor, pin = data.get("supervisor"), data.get("pin")
@@ -266,7 +265,7 @@ class LoginHandler(_Base):
         self.reply(200, {"ok": True, "supervisor": supervisor})
 
 
-class LogoutHandler(_Base):
+class LogoutHandler(BaseHandler):
     def post(self) -> None:
         self.page.sessions.drop(self.get_cookie(COOKIE))
         self.clear_cookie(COOKIE, path="/")
@@ -277,7 +276,7 @@ def _wait(receipt: Any) -> bool:
     return bool(receipt.wait(COMMIT_TIMEOUT_S))
 
 
-class ActionHandler(_Base):
+class ActionHandler(BaseHandler):
     """A supervisor's step: the console's request by name, with the session's supervisor."""
 
     async def post(self) -> None:
@@ -298,11 +297,10 @@ class ActionHandler(_Base):
             self.reply(409, {"ok": False, "error": "turn the supervisor key switch on first"})
             return
         try:
-            event = build_event(name, args, supervisor)
+            event = build_event(name, args, supervisor, via="web")
         except RequestError as exc:
             self.reply(400, {"ok": False, "error": str(exc)})
             return
-        event = Event(event.type, {**event.data, "via": "web"})
         receipt = self.page.owner.post_tracked(event)
         committed = await IOLoop.current().run_in_executor(self.page.post_pool, _wait, receipt)
         if not committed or receipt.seq is None:
@@ -353,13 +351,10 @@ class FeedSocket(tornado.websocket.WebSocketHandler):
         self.page.hub.remove(self)
 
 
-def make_app(page: Page) -> tornado.web.Application:
+def make_app(page: Page, extra: Sequence[Any] = ()) -> tornado.web.Application:
+    """The page's application; ``extra``: routes added by other parts of the page (the training
+    routes of `controller.web.training` on the simulated table), matched first."""
     args = {"page": page}
-    extra: list[Any] = []
-    if page.training is not None:  # the simulated table's trainer: roles, faults, drills
-        from controller.web.training import routes as training_routes
-
-        extra = training_routes(page)
     return tornado.web.Application(
         [
             *extra,

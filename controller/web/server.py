@@ -21,12 +21,14 @@ import tornado.httpserver
 import tornado.netutil
 from tornado.ioloop import IOLoop
 
-from controller.console.lockout import LockoutBook, release_book, shared_book
-from controller.console.server import ConsoleServer
+from controller.supervisor.gate import PinGate
+from controller.supervisor.lockout import LockoutBook, release_book, shared_book
 from controller.web.auth import Sessions
 from controller.web.config import WebSection
 from controller.web.feed import Feed, Hub
 from controller.web.routes import Page, make_app
+from controller.web.training import frame_extra
+from controller.web.training import routes as training_routes
 
 log = logging.getLogger(__name__)
 
@@ -56,12 +58,10 @@ class WebServer:
         self._owner = owner
         self._journal_path = Path(journal_path)
         self.hub = Hub()
-        # the sign-in's PIN check is the console's, counted in the table's one wrong-PIN book
+        # the sign-in's PIN gate is the console's, counted in the table's one wrong-PIN book
         # (shared with the console, rebuilt from the journal: the limits survive a restart)
         self._book: LockoutBook | None = shared_book(self._journal_path)
-        gate = ConsoleServer(
-            owner, supervisors, self._journal_path.with_name("unused.sock"), book=self._book
-        )
+        gate = PinGate(owner, supervisors, self._book)
         self.page = Page(
             owner=owner,
             journal_path=self._journal_path,
@@ -74,12 +74,9 @@ class WebServer:
             training=training,
         )
         if training is not None:  # every frame says TRAINING and who plays
-            from controller.web.training import frame_extra
-
             extra = frame_extra(training, extra)
         self.feed = Feed(
-            owner, self._journal_path, self._deliver, mode=mode, way=way, ranking=ranking,
-            extra=extra,
+            owner, self._deliver, mode=mode, way=way, ranking=ranking, extra=extra
         )  # fmt: skip
         self.page.latest = lambda: self.feed.latest
         self._loop: IOLoop | None = None
@@ -115,7 +112,10 @@ class WebServer:
         asyncio.set_event_loop(asyncio.new_event_loop())
         loop = IOLoop.current()
         self._loop = loop
-        server = tornado.httpserver.HTTPServer(make_app(self.page), xheaders=False)
+        extra: list[Any] = []
+        if self.page.training is not None:  # the simulated table's trainer: roles, faults, drills
+            extra = training_routes(self.page)
+        server = tornado.httpserver.HTTPServer(make_app(self.page, extra), xheaders=False)
         server.add_sockets(self._sockets)
         self._server = server
         self._ready.set()

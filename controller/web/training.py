@@ -21,14 +21,14 @@ from typing import Any
 
 import tornado.web
 
-from controller.web.routes import Page, _Base
+from controller.web.routes import BaseHandler, Page
 
 TrainingError = ValueError  # controller.sim.training.TrainingError is one: the page needs no import
 
 TRAINER_ID = "trainer"  # who the journal names for a change made at the page
 
 
-class TrainingHandler(_Base):
+class TrainingHandler(BaseHandler):
     def get(self) -> None:
         self.reply(200, {"ok": True, **_trainer(self.page).status()})
 
@@ -60,7 +60,7 @@ class TrainingHandler(_Base):
         self.reply(200, {"ok": True, **status})
 
 
-class DrillHandler(_Base):
+class DrillHandler(BaseHandler):
     def get(self) -> None:
         trainer = _trainer(self.page)
         try:
@@ -95,7 +95,7 @@ def _trainer(page: Page) -> Any:
     return trainer
 
 
-def routes(page: Page) -> list[tuple[str, type[_Base], dict[str, Any]]]:
+def routes(page: Page) -> list[tuple[str, type[BaseHandler], dict[str, Any]]]:
     """The training routes, for `controller.web.routes.make_app` when the page has a trainer."""
     args = {"page": page}
     return [(r"/api/training", TrainingHandler, args), (r"/api/drill", DrillHandler, args)]

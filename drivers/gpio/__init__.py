@@ -1,25 +1,23 @@
 """The table's GPIO devices: acceptors, lock-out button, dealer panel, dice shaker, number display,
 progressive meter sign.
 
-Interfaces in ``interfaces``, gpiozero implementations in ``devices``, input filters in
-``filters``, the MAX7219 chain on SPI0 in ``max7219``, the sign's text and font in ``sign``, fakes
-in ``fakes``, the whole set in ``table``, pins in ``config``, the pin factory (the header's GPIO
-chip found by its label) in ``factory``. Must never import from ``controller``; input callbacks
-only post events (see docs/wiring.md).
+Interfaces in ``interfaces``, gpiozero implementations in ``devices``, input filters in ``filters``,
+the MAX7219 chain on SPI0 in ``max7219``, the sign's text and font in ``sign``, the whole set in
+``table`` (tests and the simulated table use gpiozero's MockFactory), pins in ``config``, the pin
+factory (the header's GPIO chip found by its label) in ``factory``. Must never import from
+``controller``; input callbacks only post events (see docs/wiring.md).
 """
 
 from __future__ import annotations
 
 from drivers.gpio.config import PinConfig
 from drivers.gpio.factory import PinFactoryError, make_pin_factory
-from drivers.gpio.table import FakeTable, Table, build_fake_table, build_gpio_table
+from drivers.gpio.table import Table, build_gpio_table
 
 __all__ = [
-    "FakeTable",
     "PinConfig",
     "PinFactoryError",
     "Table",
-    "build_fake_table",
     "build_gpio_table",
     "make_pin_factory",
 ]

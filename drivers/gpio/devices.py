@@ -51,7 +51,17 @@ from gpiozero import DigitalInputDevice, LEDBoard, LEDCharDisplay
 from drivers.gpio.filters import QuietGapFilter, StableFilter, Timers
 from drivers.gpio.font import SEGMENTS
 from drivers.gpio.interfaces import GLYPHS, OFF, Clock, Glyph, LightState, Post
-from fsm.round.events import Event
+from fsm.round.events import (
+    ChipDetected,
+    EventRecord,
+    FaultRaised,
+    LockoutPressed,
+    PanelNext,
+    PanelVoid,
+    ShakeDetected,
+    ShakerLid,
+    SupervisorKey,
+)
 from fsm.round.vocabulary import BLANK
 
 log = logging.getLogger(__name__)
@@ -112,9 +122,7 @@ def guarded(device: str, post: Post, fn: Callable[[], None]) -> Callable[[], Non
             log.exception("GPIO input handler of %s failed", device)
             detail = f"input handler failed: {type(exc).__name__}: {exc}"[:200]
             try:
-                post(
-                    Event("fault_raised", {"code": INPUT_FAULT, "device": device, "detail": detail})
-                )
+                post(FaultRaised(code=INPUT_FAULT, device=device, detail=detail).envelope())
             except BaseException:
                 log.exception("posting the fault of %s failed", device)
 
@@ -224,7 +232,7 @@ class GpioAcceptors:
     def _chip_handler(self, gap: QuietGapFilter, position: int) -> Callable[[], None]:
         def on_chip() -> None:
             if gap.activation():
-                self._post(Event("chip_detected", {"position": position}))
+                self._post(ChipDetected(position=position).envelope())
 
         return on_chip
 
@@ -301,7 +309,7 @@ class GpioLockoutButton:
             self._button,
             "lockout",
             post,
-            lambda: post(Event("lockout_pressed")),
+            lambda: post(LockoutPressed().envelope()),
             gap_s=times.button_s,
             glitch_s=times.glitch_s,
             clock=clock,
@@ -346,7 +354,8 @@ class GpioDealerPanel:
         self._devices: list[Any] = []
         self._inputs: list[_FilteredInput] = []
         try:
-            for pin, name in ((next_pin, "panel_next"), (void_pin, "panel_void")):
+            buttons = ((next_pin, "panel_next", PanelNext()), (void_pin, "panel_void", PanelVoid()))
+            for pin, name, pressed in buttons:
                 button = DigitalInputDevice(
                     pin, pull_up=True, bounce_time=None, pin_factory=pin_factory
                 )
@@ -356,7 +365,7 @@ class GpioDealerPanel:
                         button,
                         name,
                         post,
-                        self._momentary(name, post),
+                        self._momentary(pressed, post),
                         gap_s=times.button_s,
                         glitch_s=times.glitch_s,
                         clock=clock,
@@ -372,10 +381,10 @@ class GpioDealerPanel:
             raise
         # a held switch: every change of level is posted (gpiozero fires only on a change)
         self._key_on = guarded(
-            "supervisor_key", post, lambda: post(Event("supervisor_key", {"on": True}))
+            "supervisor_key", post, lambda: post(SupervisorKey(on=True).envelope())
         )
         self._key_off = guarded(
-            "supervisor_key", post, lambda: post(Event("supervisor_key", {"on": False}))
+            "supervisor_key", post, lambda: post(SupervisorKey(on=False).envelope())
         )
         if arm:
             self.arm()
@@ -387,9 +396,9 @@ class GpioDealerPanel:
         self._key.when_deactivated = self._key_off
 
     @staticmethod
-    def _momentary(name: str, post: Post) -> Callable[[], None]:
+    def _momentary(pressed: EventRecord, post: Post) -> Callable[[], None]:
         def on_press() -> None:
-            post(Event(name))
+            post(pressed.envelope())
 
         return on_press
 
@@ -403,7 +412,7 @@ class GpioDealerPanel:
 
 
 class GpioDiceShaker:
-    """The dice-shaker sensor (a vibration switch, active-low) counting shakes, and optionally
+    """The dice-shaker sensor (a vibration switch, active-low) posting each shake, and optionally
     the lid sensor (a reed switch closed while the lid is on: a broken wire reads "lifted")."""
 
     def __init__(
@@ -419,18 +428,13 @@ class GpioDiceShaker:
         arm: bool = True,
     ) -> None:
         times = debounce or DebounceTimes()
-        self._count = 0
-        self._lock = threading.Lock()
         self._lid: Any = None
         self._sensor = DigitalInputDevice(
             shaker_pin, pull_up=True, bounce_time=None, pin_factory=pin_factory
         )
 
-        def on_shake() -> None:
-            with self._lock:
-                self._count += 1
-                count = self._count
-            post(Event("shake_detected", {"count": count}))
+        def on_shake() -> None:  # the round machine counts the shakes (one count, journaled)
+            post(ShakeDetected().envelope())
 
         self._input = _FilteredInput(
             self._sensor,
@@ -454,11 +458,9 @@ class GpioDiceShaker:
                 self._sensor.close()
                 raise
         self._lid_lifted = guarded(
-            "shaker_lid", post, lambda: post(Event("shaker_lid", {"lifted": True}))
+            "shaker_lid", post, lambda: post(ShakerLid(lifted=True).envelope())
         )
-        self._lid_on = guarded(
-            "shaker_lid", post, lambda: post(Event("shaker_lid", {"lifted": False}))
-        )
+        self._lid_on = guarded("shaker_lid", post, lambda: post(ShakerLid(lifted=False).envelope()))
         if arm:
             self.arm()
 
@@ -469,17 +471,8 @@ class GpioDiceShaker:
             self._lid.when_activated = self._lid_on
 
     @property
-    def count(self) -> int:
-        with self._lock:
-            return self._count
-
-    @property
     def lid_lifted(self) -> bool | None:
         return None if self._lid is None else not self._lid.is_active
-
-    def reset(self) -> None:
-        with self._lock:
-            self._count = 0
 
     def close(self) -> None:
         self._sensor.close()

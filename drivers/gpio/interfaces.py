@@ -1,10 +1,10 @@
 """The small interfaces of the table's GPIO devices, and the vocabulary of their outputs.
 
 Each device (acceptors, lock-out button, dealer panel, dice shaker, number display, progressive
-meter sign) is a
-``typing.Protocol`` implemented twice: on gpiozero (``drivers.gpio.devices``) and as a plain
-in-memory fake (``drivers.gpio.fakes``). Inputs never return game decisions: they post events
-(names below) through the ``post`` callable they were built with; outputs only show what the owner
+meter sign) is a ``typing.Protocol`` implemented on gpiozero (``drivers.gpio.devices``; tests and
+the simulated table run it on gpiozero's MockFactory). Inputs never return game decisions: they
+post the round's typed events (``fsm.round.events``, names below) through the ``post`` callable
+they were built with; outputs only show what the owner
 thread tells them. This module must never touch a pin or hold state.
 
 Events posted (``fsm.round.events.Event``; the full table is in docs/wiring.md):
@@ -15,7 +15,7 @@ Events posted (``fsm.round.events.Event``; the full table is in docs/wiring.md):
                                            the chip count, the RNG's activation, ...)
 - ``panel_void``      ``{}``               dealer panel VOID
 - ``supervisor_key``  ``{"on": bool}``     the supervisor key switch turned on / off
-- ``shake_detected``  ``{"count": n}``     one more shake of the dice shaker since the last reset
+- ``shake_detected``  ``{}``               one more shake of the dice shaker (the round counts them)
 - ``shaker_lid``      ``{"lifted": bool}`` the shaker lid was lifted / put back (only if fitted)
 """
 
@@ -93,20 +93,13 @@ class DealerPanel(Protocol):
 
 @runtime_checkable
 class DiceShaker(Protocol):
-    """Counts shakes of the dice shaker (NY 5324.41(h)(8)(i): at least three) and, if fitted,
-    reports the lid."""
-
-    @property
-    def count(self) -> int:
-        """Shakes counted since the last :meth:`reset`."""
-        ...
+    """Posts each shake of the dice shaker (the round machine counts them: NY 5324.41(h)(8)(i),
+    at least three) and, if fitted, reports the lid."""
 
     @property
     def lid_lifted(self) -> bool | None:
         """True while the lid is off, False while on, None when no lid sensor is fitted."""
         ...
-
-    def reset(self) -> None: ...
 
     def arm(self) -> None: ...
 

@@ -2,8 +2,8 @@
 
 Responsible for the sign's text and its seven-segment font (NY 5324.41(a)(4) with 5324.2(l): the
 progressive meter is shown to the players; PA 605a.7(1)); the devices that show it are
-``drivers.gpio.max7219.Max7219MeterSign`` (an 8-digit MAX7219 module per shown level) and
-``drivers.gpio.fakes.FakeMeterSign`` (the simulated table's sign, whose text the page draws).
+``drivers.gpio.max7219.Max7219MeterSign`` (an 8-digit MAX7219 module per shown level; on the
+simulated table over ``SimulatedChain``, whose registers the page draws).
 Must never see, and so never show, a level's hidden (reserve) or overflow amount: its input is
 :class:`SignLevel`, which carries only the displayed amount. Never touches a pin.
 

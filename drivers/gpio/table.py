@@ -1,20 +1,19 @@
 """The table's GPIO devices as one unit: applies output effects, goes to the safe state, closes.
 
-Responsible for checking each GPIO effect (``lights``, ``display``, ``shaker_reset``) and handing
-it to the device, and for building the whole set either on gpiozero (``build_gpio_table``: the
-MAX7219 chain on SPI0 for the 1-7 digit and the meter sign when configured, the glitch filter's
-timer thread) or as fakes (``build_fake_table``). The inputs are attached to their pins by
-:meth:`Table.arm`, which the controller calls once the owner thread runs. The owner thread
-calls :meth:`Table.apply` only after the journal commit. Must never post events itself, decide
-a game rule, or import from ``controller``.
+Responsible for handing each GPIO effect (the typed ``lights`` and ``display`` records of
+fsm/round/effects.py) to its device, and for building the whole set on gpiozero
+(``build_gpio_table``: the MAX7219 chain on SPI0 for the 1-7 digit and the meter sign when
+configured, the glitch filter's timer thread); the tests and the simulated table build it on
+gpiozero's MockFactory. The inputs are attached to their pins by :meth:`Table.arm`, which the
+controller calls once the owner thread runs. The owner thread calls :meth:`Table.apply` only after
+the journal commit. Must never post events itself, decide a game rule, or import from
+``controller``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
 
 from drivers.gpio.config import ACCEPTOR_COUNT, PinConfig
 from drivers.gpio.devices import (
@@ -25,18 +24,9 @@ from drivers.gpio.devices import (
     GpioLockoutButton,
     GpioNumberDisplay,
 )
-from drivers.gpio.fakes import (
-    FakeAcceptors,
-    FakeDealerPanel,
-    FakeDiceShaker,
-    FakeLockoutButton,
-    FakeMeterSign,
-    FakeNumberDisplay,
-)
 from drivers.gpio.filters import Timers, TimerThread
 from drivers.gpio.interfaces import (
     GLYPHS,
-    LIGHT_STATES,
     OFF,
     Acceptors,
     Clock,
@@ -56,7 +46,8 @@ from drivers.gpio.max7219 import (
     SpiBus,
     open_spi,
 )
-from fsm.round.events import Event
+from fsm.round.effects import Display, Effect, Lights
+from fsm.round.events import Event, ShakerLid, SupervisorKey
 from fsm.round.vocabulary import BLANK, FAULT
 
 SAFE_LIGHTS: tuple[LightState, ...] = (OFF,) * ACCEPTOR_COUNT
@@ -94,28 +85,17 @@ class Table:
         for device in (self.acceptors, self.lockout, self.panel, self.shaker):
             device.arm()
 
-    def apply(self, effect: Mapping[str, Any]) -> bool:
-        """Apply one effect; True if it was a GPIO effect, False if it is not ours.
-
-        ``{"type": "lights", "states": [6 x "off"|"attract"|"lit"|"locked"|"blink"]}``,
-        ``{"type": "display", "glyph": "1".."7"|"-"|"L"|"F"|"P"|" "}`` (the round's
-        vocabulary, fsm/round/vocabulary.py: its effects are applied as they are),
-        ``{"type": "shaker_reset"}`` (the shake count starts again at 0). Other keys are ignored.
-        A malformed GPIO effect raises ValueError naming the key, and changes nothing.
-        """
-        if not isinstance(effect, Mapping):
-            raise ValueError(f"effect: expected a mapping, got {type(effect).__name__}")
-        kind = effect.get("type")
-        if kind == "lights":
-            self.acceptors.set_lights(_light_states(effect))
-        elif kind == "display":
-            self.display.show(_glyph(effect))
-        elif kind == "shaker_reset":
-            self.shaker.reset()
-        elif isinstance(kind, str):
-            return False
+    def apply(self, effect: Effect) -> bool:
+        """Apply one effect; True if it was a GPIO effect (``lights``: the six acceptor lights,
+        ``display``: the digit or status glyph, in the round's vocabulary,
+        fsm/round/vocabulary.py), False if it is not ours. The records were checked when the
+        machine made them: they are applied as they are."""
+        if isinstance(effect, Lights):
+            self.acceptors.set_lights(effect.states)
+        elif isinstance(effect, Display):
+            self.display.show(effect.glyph)
         else:
-            raise ValueError(f"effect.type: expected a string, got {kind!r}")
+            return False
         return True
 
     def safe_state(self, glyph: Glyph = SAFE_GLYPH) -> None:
@@ -129,10 +109,10 @@ class Table:
     def held_switch_events(self) -> list[Event]:
         """The current position of the held switches as the events their changes post, for the
         controller to post once at start-up (a key already turned on posts no edge)."""
-        events = [Event("supervisor_key", {"on": self.panel.supervisor_key_on})]
+        events = [SupervisorKey(on=self.panel.supervisor_key_on).envelope()]
         lid = self.shaker.lid_lifted
         if lid is not None:
-            events.append(Event("shaker_lid", {"lifted": lid}))
+            events.append(ShakerLid(lifted=lid).envelope())
         return events
 
     def status(self) -> dict[str, Any]:
@@ -140,7 +120,6 @@ class Table:
         return {
             "lights": list(self.acceptors.lights),
             "glyph": self.display.glyph,
-            "shake_count": self.shaker.count,
             "lid_lifted": self.shaker.lid_lifted,
             "supervisor_key_on": self.panel.supervisor_key_on,
         }
@@ -161,33 +140,6 @@ class Table:
                 errors.append(exc)
         if errors:
             raise errors[0]
-
-
-def _light_states(effect: Mapping[str, Any]) -> tuple[LightState, ...]:
-    states = effect.get("states")
-    if isinstance(states, str) or not isinstance(states, list | tuple):
-        raise ValueError(f"effect.states: expected a list of {ACCEPTOR_COUNT} light states")
-    if len(states) != ACCEPTOR_COUNT:
-        raise ValueError(
-            f"effect.states: expected {ACCEPTOR_COUNT} light states, got {len(states)}"
-        )
-    for i, state in enumerate(states):
-        if state not in LIGHT_STATES:
-            raise ValueError(
-                f"effect.states[{i}]: unknown light state {state!r} "
-                f"(allowed: {', '.join(LIGHT_STATES)})"
-            )
-    return tuple(cast(LightState, s) for s in states)
-
-
-def _glyph(effect: Mapping[str, Any]) -> Glyph:
-    glyph = effect.get("glyph")
-    if glyph not in GLYPHS:
-        raise ValueError(
-            f"effect.glyph: unknown glyph {glyph!r} (allowed: {', '.join(GLYPHS)}; "
-            "digits are strings)"
-        )
-    return cast(Glyph, glyph)
 
 
 def build_gpio_table(
@@ -265,27 +217,3 @@ def build_gpio_table(
     if arm:
         table.arm()
     return table
-
-
-@dataclass(frozen=True)
-class FakeTable:
-    """The fakes together with the Table over them (tests drive the fakes, read the Table)."""
-
-    table: Table
-    acceptors: FakeAcceptors
-    lockout: FakeLockoutButton
-    panel: FakeDealerPanel
-    shaker: FakeDiceShaker
-    display: FakeNumberDisplay
-    sign: FakeMeterSign | None = None
-
-
-def build_fake_table(post: Post, *, lid_fitted: bool = False, sign_modules: int = 1) -> FakeTable:
-    acceptors = FakeAcceptors(post)
-    lockout = FakeLockoutButton(post)
-    panel = FakeDealerPanel(post)
-    shaker = FakeDiceShaker(post, lid_fitted=lid_fitted)
-    display = FakeNumberDisplay()
-    sign = FakeMeterSign(sign_modules) if sign_modules else None
-    table = Table(acceptors, lockout, panel, shaker, display, sign)
-    return FakeTable(table, acceptors, lockout, panel, shaker, display, sign)

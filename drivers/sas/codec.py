@@ -15,6 +15,7 @@ Layouts (``a`` address, ``c`` command, ``CRC`` two bytes, low byte first):
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -152,22 +153,6 @@ EXCEPTIONS: dict[int, str] = {
 #: Meter codes (2F / 6F / AF) whose values are 5 BCD bytes; every other code is 4.
 FIVE_BYTE_METERS = frozenset({0x0D, 0x0E, 0x0F, 0x10, *range(0x80, 0xBD, 2)})
 
-METER_NAMES: dict[int, str] = {
-    0x00: "coin in",
-    0x01: "coin out",
-    0x02: "jackpot",
-    0x05: "games played",
-    0x06: "games won",
-    0x07: "games lost",
-    0x0C: "current credits",
-    0x1C: "machine-paid paytable win",
-    0x1D: "machine-paid progressive win",
-    0x1F: "attendant-paid paytable win",
-    0x20: "attendant-paid progressive win",
-    0x22: "total won credits",
-    0x24: "drop",
-}
-
 
 def meter_size(code: int) -> int:
     return 5 if code in FIVE_BYTE_METERS else 4
@@ -235,36 +220,6 @@ def handpay_answer(
     """1B: group, level, amount (5 BCD), partial pay (2 BCD), reset ID, 10 unused bytes."""
     data = bytes((group, level)) + bcd(amount_cents, 5) + bcd(partial_cents, 2)
     return answer(address, 0x1B, data + bytes((reset_id,)) + bytes(10))
-
-
-def machine_id_answer(
-    address: int,
-    game_id: str,
-    additional_id: str,
-    denomination: int,
-    max_bet: int,
-    progressive_group: int,
-    game_options: int,
-    paytable_id: str,
-    base_percent: str,
-) -> bytes:
-    """1F (and the body of 53): game ID 2 ASCII, additional ID 3 ASCII, denomination code, max
-    bet, progressive group, game options (2 bytes, LSB first), paytable ID 6 ASCII, base
-    percentage 4 ASCII."""
-    return answer(
-        address,
-        0x1F,
-        machine_info(
-            game_id,
-            additional_id,
-            denomination,
-            max_bet,
-            progressive_group,
-            game_options,
-            paytable_id,
-            base_percent,
-        ),
-    )
 
 
 def _ascii(text: str, size: int, what: str) -> bytes:
@@ -359,7 +314,6 @@ def parse_date_time(data: bytes | bytearray) -> tuple[int, int, int, int, int, i
         raise ValueError("date and time: 7 bytes expected")
     month, day, year = from_bcd(data[0:1]), from_bcd(data[1:2]), from_bcd(data[2:4])
     hour, minute, second = from_bcd(data[4:5]), from_bcd(data[5:6]), from_bcd(data[6:7])
-    import datetime
 
     datetime.datetime(year, month, day, hour, minute, second)  # raises ValueError
     return month, day, year, hour, minute, second

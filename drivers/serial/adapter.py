@@ -28,7 +28,7 @@ from drivers.serial.link import (
 from drivers.serial.noise import NoiseConfig, NoiseRate, noise_total
 from drivers.serial.port import PortConfig, Transport
 from fsm.configread import Reader
-from fsm.round.events import JSON, Event
+from fsm.round.events import JSON, DeviceRecovered, Event, FaultRaised
 
 Post = Callable[[Event], None]
 
@@ -129,10 +129,6 @@ class DeviceAdapter:
     def stop(self) -> None:
         self._transport.stop()
 
-    def link_status(self) -> dict[str, object]:
-        """The port's and link's counters (opens, garbage bytes, CRC errors, ...)."""
-        return self._transport.status()
-
     def request_status(self) -> None:
         """Ask the device for a STATUS_RSP (the answer updates ``status()``)."""
         self._request("status", protocol.STATUS_REQ, protocol.encode_status_req)
@@ -175,13 +171,11 @@ class DeviceAdapter:
     # -- events -------------------------------------------------------------------------------
 
     def _fault(self, code: str, detail: str, *, held: bool = False) -> None:
-        data: dict[str, JSON] = {"code": code, "device": self.device, "detail": detail}
-        if held:  # a condition of the device: this adapter reports it healthy (device_recovered)
-            data["held"] = True
-        self._post(Event("fault_raised", data))
+        # held: a condition of the device, this adapter reports it healthy (device_recovered)
+        self._post(FaultRaised(code=code, device=self.device, detail=detail, held=held).envelope())
 
     def _recovered(self, code: str) -> None:
-        self._post(Event("device_recovered", {"device": self.device, "code": code}))
+        self._post(DeviceRecovered(device=self.device, code=code).envelope())
 
     def _unanswered_fault(self, code: str, detail: str, *, repeat: bool = True) -> None:
         """A command not delivered or not answered: held in the fault set until the device

@@ -14,7 +14,8 @@ import random
 
 from drivers.serial import faults
 from drivers.serial.adapter import Post
-from fsm.round.events import JSON, Event
+from drivers.serial.shoe import dealt
+from fsm.round.events import JSON, FaultRaised, ShuffleComplete
 from fsm.rules.cards import DECK, DECK_SIZE
 
 
@@ -72,15 +73,10 @@ class FakeShuffler:
         if self.count != faults.EXPECTED_DECK_COUNT:
             self._fault(faults.deck_count_code(self.count), f"fake counted {self.count} cards")
             return
-        self._post(
-            Event(
-                "shuffle_completed",
-                {"device": self.device, "count": self.count, "deck_id": self._deck_id},
-            )
-        )
+        self._post(ShuffleComplete(count=self.count, deck_id=self._deck_id).envelope())
 
     def _fault(self, code: str, detail: str) -> None:
-        self._post(Event("fault_raised", {"code": code, "device": self.device, "detail": detail}))
+        self._post(FaultRaised(code=code, device=self.device, detail=detail).envelope())
 
 
 class FakeShoe:
@@ -147,18 +143,8 @@ class FakeShoe:
             return
         taken, self._cards = self._cards[: stacks * cards], self._cards[stacks * cards :]
         hands = [taken[i * cards : (i + 1) * cards] for i in range(stacks)]
-        self._post(
-            Event(
-                "cards_dispensed",
-                {
-                    "device": self.device,
-                    "stacks": stacks,
-                    "cards": cards,
-                    "remaining": len(self._cards),
-                    "hands": hands if self.card_reading_flag else None,
-                },
-            )
-        )
+        read = hands if self.card_reading_flag else None
+        self._post(dealt(cards, len(self._cards), read).envelope())
 
     def _fault(self, code: str, detail: str) -> None:
-        self._post(Event("fault_raised", {"code": code, "device": self.device, "detail": detail}))
+        self._post(FaultRaised(code=code, device=self.device, detail=detail).envelope())

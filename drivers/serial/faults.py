@@ -1,6 +1,6 @@
 """Every fault code a serial device adapter can raise, in one place.
 
-A fault reaches the round as ``Event("fault_raised", {"code", "device", "detail"})``; the round
+A fault reaches the round as the record ``FaultRaised(code, device, detail)``; the round
 machine decides what it means for the game. This module must never decide a game rule: it only
 names faults (docs/device-protocol.md lists them with their causes).
 """

@@ -1,10 +1,10 @@
 """The dealing shoe: its interface (``Shoe``), its configuration and the adapter for the reference
 protocol (``ReferenceShoe``).
 
-The adapter turns commands into DISPENSE_REQ / STATUS_REQ and the shoe's answers into events:
-``cards_dispensed`` (``stacks``, ``cards``, ``remaining``, ``hands``: the card identities per stack
-from a card-reading shoe, else None) and ``fault_raised`` (SHOE_JAM, SHOE_MISDEAL, SHOE_EMPTY,
-communication faults). It must never decide a game rule (e.g. that 4 cards must remain).
+The adapter turns commands into DISPENSE_REQ / STATUS_REQ and the shoe's answers into the round's
+events: ``dealt`` (``remaining``; ``stacks``: the card identities per stack from a card-reading
+shoe) and ``fault_raised`` (SHOE_JAM, SHOE_MISDEAL, SHOE_EMPTY, communication faults). It must
+never decide a game rule (e.g. that 4 cards must remain).
 """
 
 from __future__ import annotations
@@ -17,8 +17,16 @@ from typing import ClassVar, Protocol
 from drivers.serial import faults, protocol
 from drivers.serial.adapter import DeviceAdapter, DeviceConfig, Post
 from drivers.serial.port import LinkPort, PortConfig, Transport
-from fsm.round.events import JSON, Event
+from fsm.round.events import JSON, Dealt
 from fsm.rules.cards import DECK_SIZE
+
+
+def dealt(cards: int, remaining: int, hands: list[list[int]] | None) -> Dealt:
+    """The round's ``dealt`` for a dispense of stacks of ``cards`` (7, or the 3 and 4 of the
+    three-card bonus, NY 5324.41(n)): the stacks as read, in the order dispensed (the machine
+    maps them to seats in delivery order and checks them), when the shoe reads cards."""
+    stacks = hands if hands is not None and cards in (3, 4, 7) else None
+    return Dealt(remaining=remaining, stacks=stacks)
 
 
 class Shoe(Protocol):
@@ -148,15 +156,4 @@ class ReferenceShoe(DeviceAdapter):
     def _post_dispensed(
         self, report: protocol.DispenseReport, hands: list[list[int]] | None
     ) -> None:
-        self._post(
-            Event(
-                "cards_dispensed",
-                {
-                    "device": self.device,
-                    "stacks": report.stacks,
-                    "cards": report.cards,
-                    "remaining": report.remaining,
-                    "hands": hands,
-                },
-            )
-        )
+        self._post(dealt(report.cards, report.remaining, hands).envelope())

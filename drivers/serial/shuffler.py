@@ -1,7 +1,8 @@
 """The card shuffler: its interface (``Shuffler``), its configuration and the adapter for the
 reference protocol (``ReferenceShuffler``).
 
-Events posted: ``shuffle_completed`` (``count``, ``deck_id``) when the shuffler counted 53 cards;
+Events posted (the round's own): ``shuffle_complete`` (``count``, ``deck_id``) when the shuffler
+counted 53 cards;
 ``fault_raised`` with ``DECK_COUNT_<n>`` when it counted n != 53 (NY 5324.41(b): one 52-card deck
 and one joker; the round must not deal from that deck), SHUFFLER_JAM and communication faults.
 It must never decide any other game rule.
@@ -17,7 +18,7 @@ from typing import ClassVar, Protocol
 from drivers.serial import faults, protocol
 from drivers.serial.adapter import DeviceAdapter, DeviceConfig, Post
 from drivers.serial.port import LinkPort, PortConfig, Transport
-from fsm.round.events import JSON, Event
+from fsm.round.events import JSON, ShuffleComplete
 
 
 class Shuffler(Protocol):
@@ -126,9 +127,4 @@ class ReferenceShuffler(DeviceAdapter):
                 f"{faults.EXPECTED_DECK_COUNT} (deck id {report.deck_id})",
             )
             return
-        self._post(
-            Event(
-                "shuffle_completed",
-                {"device": self.device, "count": report.count, "deck_id": report.deck_id},
-            )
-        )
+        self._post(ShuffleComplete(count=report.count, deck_id=report.deck_id).envelope())

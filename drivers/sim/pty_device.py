@@ -83,10 +83,6 @@ class PtyDevice:
         self._session += 1
         return Link(self._link_config, session=self._session)
 
-    @property
-    def slave_name(self) -> str | None:
-        return os.ttyname(self._slave) if self._slave is not None else None
-
     def start(self) -> None:
         self._plug()
         self._thread = threading.Thread(target=self._run, name=f"sim-{self.name}", daemon=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from fsm.configread import REQUIRED, Reader, check_keys, describe, key_path, table_value
+from fsm.configread import REQUIRED, Reader, describe, key_path, table_value
 from fsm.rules import houseway
 from fsm.rules.houseway import DEFAULT_WAY, HouseWay
 from fsm.rules.houseway_rules import HouseWayError
@@ -51,36 +51,6 @@ DEALER_RIGHT_AREAS = (1, 6)
 # game.five_dollar_ruling.
 FIVE_DOLLAR_READINGS = ("times-five", "share-not-multiplied")
 BANK_START_RULES = ("table_open", "every_shuffle")
-
-
-def _where(where: str, key: str) -> str:
-    return key_path(where, key)
-
-
-# The getters of this module are `fsm.configread`'s (the one reader set), with this module's
-# defaults: an integer here is a count, an amount or a time, never negative.
-def _check_keys(data: Mapping[str, object], allowed: set[str], where: str) -> None:
-    check_keys(table_value(data, where), where, sorted(allowed))
-
-
-def _int(data: Mapping[str, object], key: str, where: str, default: int | None = None) -> int:
-    r = Reader(data, where, (key,), check=False)
-    return r.integer(key, REQUIRED if default is None else default, 0)
-
-
-def _bool(data: Mapping[str, object], key: str, where: str, default: bool) -> bool:
-    return Reader(data, where, (key,), check=False).boolean(key, default)
-
-
-def _str(data: Mapping[str, object], key: str, where: str, default: str | None = None) -> str:
-    r = Reader(data, where, (key,), check=False)
-    return r.string(key, REQUIRED if default is None else default)
-
-
-def _choice(
-    data: Mapping[str, object], key: str, where: str, choices: tuple[str, ...], default: str
-) -> str:
-    return Reader(data, where, (key,), check=False).choice(key, choices, default)
 
 
 @dataclass(frozen=True)
@@ -148,29 +118,28 @@ class ProgressiveLevel:
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], where: str) -> ProgressiveLevel:
-        _check_keys(data, set(cls.KEYS), where)
-        name = _str(data, "name", where)
-        money = Reader(data, where, cls.KEYS, check=False)  # amounts: 0..MAX_CENTS
-        initial = money.cents("initial_cents")
-        reset = money.cents("reset_cents", initial)
-        rate = _int(data, "rate_bp", where)
-        hidden = _int(data, "hidden_rate_bp", where, default=0)
-        limit = money.cents("limit_cents", 0)
+        level = Reader(data, where, sorted(cls.KEYS))
+        name = level.string("name")
+        initial = level.cents("initial_cents")  # amounts: 0..MAX_CENTS
+        reset = level.cents("reset_cents", initial)
+        rate = level.integer("rate_bp", REQUIRED, 0)
+        hidden = level.integer("hidden_rate_bp", 0, 0)
+        limit = level.cents("limit_cents", 0)
         if rate + hidden > 10000:
             raise ValueError(
-                f"{_where(where, 'rate_bp')}: rate_bp + hidden_rate_bp = {rate + hidden} exceeds "
+                f"{key_path(where, 'rate_bp')}: rate_bp + hidden_rate_bp = {rate + hidden} exceeds "
                 "10000 (100% of the wager)"
             )
         if limit and limit < max(initial, reset):
             raise ValueError(
-                f"{_where(where, 'limit_cents')}: limit {limit} is below the initial or reset "
+                f"{key_path(where, 'limit_cents')}: limit {limit} is below the initial or reset "
                 f"amount ({max(initial, reset)})"
             )
-        raw_lines = data.get("lines", [])
+        raw_lines = level.raw("lines", [])
         if not isinstance(raw_lines, list | tuple) or not all(
             isinstance(x, str) for x in raw_lines
         ):
-            raise ValueError(f"{_where(where, 'lines')}: must be a list of pay-table line names")
+            raise ValueError(f"{key_path(where, 'lines')}: must be a list of pay-table line names")
         return cls(name, initial, reset, rate, hidden, limit, tuple(raw_lines))
 
     def to_mapping(self) -> dict[str, Any]:
@@ -305,163 +274,37 @@ class GameConfig:
         (messages name it ``bonus.*``). The pay table and the house way it names are taken from
         ``library``; without one (loading the configuration) the library is read here. A bonus
         section equal to ``previous``'s is taken from it (no pay-table file read again)."""
-        _check_keys(data, set(cls.KEYS), where)
-        table_id = _str(data, "table_id", where, "T1")
-        three_card = _bool(data, "three_card_bonus", where, False)
-        start_mode = _choice(
-            data, "start_mode", where, START_MODES, "three_card" if three_card else "rng"
-        )
-        if three_card and start_mode != "three_card":
-            raise ValueError(
-                f"{_where(where, 'start_mode')}: {start_mode!r} cannot be used with the "
-                "three-card bonus: the starting position is the player position farthest to the "
-                "dealer's left with a pai gow wager (NY 5324.41(n)(4)); use 'three_card' or leave "
-                "start_mode out"
-            )
-        if start_mode == "three_card" and not three_card:
-            raise ValueError(
-                f"{_where(where, 'start_mode')}: 'three_card' is the dealing procedure of the "
-                "three-card bonus (NY 5324.41(n)); it needs three_card_bonus = true"
-            )
-        wager = _int(data, "progressive_wager_cents", where, 100)
-        if wager not in MIN_RATE_BP:
-            raise ValueError(
-                f"{_where(where, 'progressive_wager_cents')}: {wager} is not allowed; "
-                "NY 5324.41(k)(1) allows a $1 (100) or a $5 (500) progressive wager"
-            )
-        paytable = _str(data, "paytable", where, "ny-5324-41-k4")
-        way_name = _str(data, "house_way", where, DEFAULT_WAY)
-        if library is None:
-            library = Library.load(paytable, way_name)
-        table = library.paytables.get(paytable)
-        if table is None:
-            raise ValueError(
-                f"{_where(where, 'paytable')}: must be one of {', '.join(library.paytables)} "
-                f"(the pay tables loaded with the configuration), got {describe(paytable)}"
-            )
-        way = library.ways.get(way_name)
-        if way is None:
-            raise ValueError(
-                f"{_where(where, 'house_way')}: must be one of {', '.join(library.ways)}, "
-                f"got {describe(way_name)}"
-            )
-        if wager not in table.wager_cents:
-            raise ValueError(
-                f"{_where(where, 'progressive_wager_cents')}: pay table {paytable} does not "
-                f"accept a {wager}-cent wager"
-            )
-        raw_levels = data.get("levels")
-        if raw_levels is None:
-            levels = cls.levels
-        else:
-            if not isinstance(raw_levels, list | tuple) or not raw_levels:
-                raise ValueError(f"{_where(where, 'levels')}: must be a non-empty list of levels")
-            levels = tuple(
-                ProgressiveLevel.from_mapping(raw, f"{_where(where, 'levels')}[{i}]")
-                for i, raw in enumerate(raw_levels)
-            )
-        _check_levels(levels, table, wager, _where(where, "levels"))
-        side = data.get("side_wager", {})
-        side_where = _where(where, "side_wager")
-        if not isinstance(side, Mapping):
-            raise ValueError(f"{side_where}: must be a table with offered and odds")
-        _check_keys(side, {"offered", "odds"}, side_where)
-        side_offered = _bool(side, "offered", side_where, False)
-        odds = _str(side, "odds", side_where, "6:1")
-        try:
-            num, den = odds.split(":")
-            frac = Fraction(num) / Fraction(den)
-        except (ValueError, ZeroDivisionError):
-            raise ValueError(
-                f"{side_where}.odds: must look like '6:1' or '5.5:1', not {odds!r}"
-            ) from None
-        if not SIDE_WAGER_MIN_ODDS <= frac <= SIDE_WAGER_MAX_ODDS:
-            raise ValueError(
-                f"{side_where}.odds: {odds} is outside 5.5:1 to 6:1 (NY 5324.41(j)(2)(vi))"
-            )
-        if side_offered and three_card:
-            raise ValueError(
-                f"{side_where}.offered: the 1-7 side wager cannot be offered with the three-card "
-                "bonus: it needs a random number generator to pick the starting position "
-                "(NY 5324.41(j)(1)), and the three-card procedure has none (NY 5324.41(n)(4))"
-            )
-        if side_offered and start_mode != "rng":
-            raise ValueError(
-                f"{side_where}.offered: the 1-7 side wager needs start_mode = 'rng' "
-                "(NY 5324.41(j)(1))"
-            )
-        ace_low = _choice(data, "ace_low_straight", where, ("second", "lowest"), "second")
-        joker = _choice(data, "joker_flush", where, ("highest-missing", "ace"), "highest-missing")
-        rounds_per_shuffle = _int(data, "rounds_per_shuffle", where, 1)
+        game = Reader(data, where, sorted(cls.KEYS))
+        table_id = game.string("table_id", "T1")
+        three_card = game.boolean("three_card_bonus", False)
+        start_mode = _start_mode(game, three_card)
+        wager, table, way, library = _progressive(game, library)
+        levels = _levels(game, cls.levels)
+        _check_levels(levels, table, wager, game.path("levels"))
+        side_offered, odds, frac = _side_wager(game, start_mode, three_card)
+        ace_low = game.choice("ace_low_straight", ("second", "lowest"), "second")
+        joker = game.choice("joker_flush", ("highest-missing", "ace"), "highest-missing")
+        rounds_per_shuffle = game.integer("rounds_per_shuffle", 1, 0)
         if rounds_per_shuffle != 1:
-            raise ValueError(
-                f"{_where(where, 'rounds_per_shuffle')}: must be 1, not {rounds_per_shuffle}: a "
-                "round deals 49 of the 53 cards, so every round is dealt from a deck shuffled "
-                "and counted at 53 again (NY 5324.41(b), (n)(8)); a second round from one "
-                "shuffle would deal collected cards unshuffled and uncounted"
+            raise game.error(
+                "rounds_per_shuffle",
+                f"must be 1, not {rounds_per_shuffle}: a round deals 49 of the 53 cards, so "
+                "every round is dealt from a deck shuffled and counted at 53 again (NY "
+                "5324.41(b), (n)(8)); a second round from one shuffle would deal collected cards "
+                "unshuffled and uncounted",
             )
-        timeouts = {
-            k: _int(data, k, where, getattr(cls, k))
-            for k in ("shuffle_timeout_ms", "rng_timeout_ms", "dispense_timeout_ms")
-        }
-        for k, v in timeouts.items():
-            if v < 1:
-                raise ValueError(f"{_where(where, k)}: must be at least 1 ms")
-        layout_where = _where(where, "layout")
-        layout = table_value(data.get("layout", {}), layout_where)
-        _check_keys(layout, {"dealer_right_area"}, layout_where)
-        right = _int(layout, "dealer_right_area", layout_where, 1)
-        if right not in DEALER_RIGHT_AREAS:
-            raise ValueError(
-                f"{layout_where}.dealer_right_area: must be 1 (areas numbered counter-clockwise "
-                "from the dealer's right, the usual layout) or 6 (numbered from the dealer's "
-                f"left), got {describe(right)}"
-            )
-        five = _choice(data, "five_dollar_meter_share", where, FIVE_DOLLAR_READINGS, "times-five")
-        ruling = (
-            Reader(data, where, ("five_dollar_ruling",), check=False)
-            .string("five_dollar_ruling", "", empty=True)
-            .strip()
-        )
-        if five == "share-not-multiplied" and not ruling:
-            raise ValueError(
-                f"{_where(where, 'five_dollar_ruling')}: 'share-not-multiplied' departs from NY "
-                '5324.41(k)(4)(i) ("multiply payout amount by five"); name the regulator\'s '
-                'written ruling it relies on (e.g. "NYSGC letter 2026-014")'
-            )
-        if five == "times-five" and ruling:
-            raise ValueError(
-                f"{_where(where, 'five_dollar_ruling')}: only with five_dollar_meter_share = "
-                "'share-not-multiplied'; 'times-five' is the regulation's text"
-            )
-        banking = _bool(data, "player_banking", where, False)
-        bank_start = _choice(data, "bank_start_of_game", where, BANK_START_RULES, "table_open")
-        if banking and bank_start == "every_shuffle":
-            raise ValueError(
-                f"{_where(where, 'bank_start_of_game')}: 'every_shuffle' with a shuffle every "
-                "round (rounds_per_shuffle is 1) makes every round a start of the game, where "
-                "no player may bank "
-                "(NY 5324.41(h)(2)): player_banking could never happen; use 'table_open' or "
-                "turn player_banking off"
-            )
-        bonus_raw = data.get("bonus")
-        bonus_section: Mapping[str, object] | None = None
-        bonus: BonusConfig | None = None
-        if bonus_raw is not None:
-            section = table_value(bonus_raw, "bonus")
-            if previous is not None and previous.bonus_section == section:
-                bonus = previous.bonus
-            if bonus is None:
-                bonus = BonusConfig.from_mapping(section, "bonus")
-            _check_bonus(bonus, side_offered, frac, three_card)
-            bonus_section = _plain(section)
+        timeouts = _timeouts(game, cls)
+        right = _dealer_right_area(game)
+        five, ruling = _five_dollar(game)
+        banking, bank_start = _banking(game)
+        bonus, bonus_section = _bonus(game, previous, side_offered, frac, three_card)
         return cls(
             table_id=table_id,
             start_mode=start_mode,
             progressive_wager_cents=wager,
-            paytable=paytable,
+            paytable=game.string("paytable", "ny-5324-41-k4"),
             levels=levels,
-            card_reading_shoe=_bool(data, "card_reading_shoe", where, False),
+            card_reading_shoe=game.boolean("card_reading_shoe", False),
             three_card_bonus=three_card,
             player_banking=banking,
             bank_start_of_game=bank_start,
@@ -469,8 +312,8 @@ class GameConfig:
             side_wager_odds=odds,
             ace_low_straight=ace_low,
             joker_flush=joker,
-            house_way=way_name,
-            ez_pai_gow=_bool(data, "ez_pai_gow", where, False),
+            house_way=game.string("house_way", DEFAULT_WAY),
+            ez_pai_gow=game.boolean("ez_pai_gow", False),
             rounds_per_shuffle=rounds_per_shuffle,
             dealer_right_area=right,
             five_dollar_meter_share=five,
@@ -665,3 +508,185 @@ def _split_key(key: str) -> list[str | int]:
         if piece:
             out.append(piece)
     return out
+
+
+# ----------------------------------------------------------------- the game section, by key group
+# Each reads its keys of the ``game`` section through the section's `Reader` and applies the
+# regulation's rule that ties them together; `GameConfig.from_mapping` calls them in the order
+# the problems are reported.
+
+
+def _start_mode(game: Reader, three_card: bool) -> str:
+    """How the starting position is found: NY 5324.41(n)(4) ties it to the three-card bonus."""
+    start_mode = game.choice("start_mode", START_MODES, "three_card" if three_card else "rng")
+    if three_card and start_mode != "three_card":
+        raise game.error(
+            "start_mode",
+            f"{start_mode!r} cannot be used with the three-card bonus: the starting position is "
+            "the player position farthest to the dealer's left with a pai gow wager (NY "
+            "5324.41(n)(4)); use 'three_card' or leave start_mode out",
+        )
+    if start_mode == "three_card" and not three_card:
+        raise game.error(
+            "start_mode",
+            "'three_card' is the dealing procedure of the three-card bonus (NY 5324.41(n)); it "
+            "needs three_card_bonus = true",
+        )
+    return start_mode
+
+
+def _progressive(
+    game: Reader, library: Library | None
+) -> tuple[int, ProgressiveTable, HouseWay, Library]:
+    """The progressive wager (NY 5324.41(k)(1): $1 or $5), its pay table and the house way,
+    taken from ``library`` (read here when None: loading the configuration)."""
+    wager = game.integer("progressive_wager_cents", 100, 0)
+    if wager not in MIN_RATE_BP:
+        raise game.error(
+            "progressive_wager_cents",
+            f"{wager} is not allowed; NY 5324.41(k)(1) allows a $1 (100) or a $5 (500) "
+            "progressive wager",
+        )
+    paytable = game.string("paytable", "ny-5324-41-k4")
+    way_name = game.string("house_way", DEFAULT_WAY)
+    if library is None:
+        library = Library.load(paytable, way_name)
+    table = library.paytables.get(paytable)
+    if table is None:
+        raise game.error(
+            "paytable",
+            f"must be one of {', '.join(library.paytables)} (the pay tables loaded with the "
+            f"configuration), got {describe(paytable)}",
+        )
+    way = library.ways.get(way_name)
+    if way is None:
+        raise game.error(
+            "house_way",
+            f"must be one of {', '.join(library.ways)}, got {describe(way_name)}",
+        )
+    if wager not in table.wager_cents:
+        raise game.error(
+            "progressive_wager_cents",
+            f"pay table {paytable} does not accept a {wager}-cent wager",
+        )
+    return wager, table, way, library
+
+
+def _levels(game: Reader, default: tuple[ProgressiveLevel, ...]) -> tuple[ProgressiveLevel, ...]:
+    """The progressive meters (``[[game.levels]]``), or ``default``."""
+    raw_levels = game.raw("levels", None)
+    if raw_levels is None:
+        return default
+    if not isinstance(raw_levels, list | tuple) or not raw_levels:
+        raise game.error("levels", "must be a non-empty list of levels")
+    return tuple(
+        ProgressiveLevel.from_mapping(raw, f"{game.path('levels')}[{i}]")
+        for i, raw in enumerate(raw_levels)
+    )
+
+
+def _side_wager(game: Reader, start_mode: str, three_card: bool) -> tuple[bool, str, Fraction]:
+    """The 1-7 side wager: offered, and its odds within 5.5:1..6:1 (NY 5324.41(j)(2)(vi)); only
+    with an RNG (j)(1), never with the three-card bonus (n)(4)."""
+    side_where = game.path("side_wager")
+    raw = game.raw("side_wager", {})
+    if not isinstance(raw, Mapping):
+        raise ValueError(f"{side_where}: must be a table with offered and odds")
+    side = Reader(raw, side_where, ("odds", "offered"))
+    offered = side.boolean("offered", False)
+    odds = side.string("odds", "6:1")
+    try:
+        num, den = odds.split(":")
+        frac = Fraction(num) / Fraction(den)
+    except (ValueError, ZeroDivisionError):
+        raise side.error("odds", f"must look like '6:1' or '5.5:1', not {odds!r}") from None
+    if not SIDE_WAGER_MIN_ODDS <= frac <= SIDE_WAGER_MAX_ODDS:
+        raise side.error("odds", f"{odds} is outside 5.5:1 to 6:1 (NY 5324.41(j)(2)(vi))")
+    if offered and three_card:
+        raise side.error(
+            "offered",
+            "the 1-7 side wager cannot be offered with the three-card bonus: it needs a random "
+            "number generator to pick the starting position (NY 5324.41(j)(1)), and the "
+            "three-card procedure has none (NY 5324.41(n)(4))",
+        )
+    if offered and start_mode != "rng":
+        raise side.error(
+            "offered", "the 1-7 side wager needs start_mode = 'rng' (NY 5324.41(j)(1))"
+        )
+    return offered, odds, frac
+
+
+def _timeouts(game: Reader, defaults: type[GameConfig]) -> dict[str, int]:
+    """The deadlines of the devices' answers, at least 1 ms each."""
+    timeouts = {
+        k: game.integer(k, getattr(defaults, k), 0)
+        for k in ("shuffle_timeout_ms", "rng_timeout_ms", "dispense_timeout_ms")
+    }
+    for k, v in timeouts.items():
+        if v < 1:
+            raise game.error(k, "must be at least 1 ms")
+    return timeouts
+
+
+def _dealer_right_area(game: Reader) -> int:
+    """Which end of the row of areas is the dealer's right (NY 5324.41(a)(2)(i))."""
+    layout = game.table("layout", ("dealer_right_area",))
+    right = layout.integer("dealer_right_area", 1, 0)
+    if right not in DEALER_RIGHT_AREAS:
+        raise layout.error(
+            "dealer_right_area",
+            "must be 1 (areas numbered counter-clockwise from the dealer's right, the usual "
+            f"layout) or 6 (numbered from the dealer's left), got {describe(right)}",
+        )
+    return right
+
+
+def _five_dollar(game: Reader) -> tuple[str, str]:
+    """How a $5 wager's share of the meter is paid (NY 5324.41(k)(4)(i)) and the regulator's
+    ruling a departure from the text relies on."""
+    five = game.choice("five_dollar_meter_share", FIVE_DOLLAR_READINGS, "times-five")
+    ruling = game.string("five_dollar_ruling", "", empty=True).strip()
+    if five == "share-not-multiplied" and not ruling:
+        raise game.error(
+            "five_dollar_ruling",
+            "'share-not-multiplied' departs from NY 5324.41(k)(4)(i) (\"multiply payout amount "
+            'by five"); name the regulator\'s written ruling it relies on (e.g. "NYSGC letter '
+            '2026-014")',
+        )
+    if five == "times-five" and ruling:
+        raise game.error(
+            "five_dollar_ruling",
+            "only with five_dollar_meter_share = 'share-not-multiplied'; 'times-five' is the "
+            "regulation's text",
+        )
+    return five, ruling
+
+
+def _banking(game: Reader) -> tuple[bool, str]:
+    """Player banking and when the game starts (NY 5324.41(h)(2): no player banks then)."""
+    banking = game.boolean("player_banking", False)
+    bank_start = game.choice("bank_start_of_game", BANK_START_RULES, "table_open")
+    if banking and bank_start == "every_shuffle":
+        raise game.error(
+            "bank_start_of_game",
+            "'every_shuffle' with a shuffle every round (rounds_per_shuffle is 1) makes every "
+            "round a start of the game, where no player may bank (NY 5324.41(h)(2)): "
+            "player_banking could never happen; use 'table_open' or turn player_banking off",
+        )
+    return banking, bank_start
+
+
+def _bonus(
+    game: Reader, previous: GameConfig | None, side_offered: bool, odds: Fraction, three_card: bool
+) -> tuple[BonusConfig | None, Mapping[str, object] | None]:
+    """The file's ``[bonus]`` section (messages name it ``bonus.*``); one equal to
+    ``previous``'s is taken from it (no pay-table file read again)."""
+    raw = game.raw("bonus", None)
+    if raw is None:
+        return None, None
+    section = table_value(raw, "bonus")
+    bonus = previous.bonus if previous is not None and previous.bonus_section == section else None
+    if bonus is None:
+        bonus = BonusConfig.from_mapping(section, "bonus")
+    _check_bonus(bonus, side_offered, odds, three_card)
+    return bonus, _plain(section)

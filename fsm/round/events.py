@@ -15,9 +15,10 @@ what an event means.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal, TypeVar, dataclass_transform
+from typing import Annotated, Any, Literal, TypeVar, cast, dataclass_transform
 
 from fsm.round.constants import AREAS
 from fsm.round.records import (
@@ -52,8 +53,15 @@ class EventRecord(Record):
     """Base of the typed events."""
 
     def envelope(self) -> Event:
-        """The envelope of this event (what an input posts and the journal keeps)."""
-        return Event(self.TYPE, self.fields_json())
+        """The envelope of this event (what an input posts and the journal keeps): every field
+        that differs from its default (a field left at its default is left out; `parse_event`
+        gives it back)."""
+        data = self.fields_json()
+        defaults = {f.name: f.default for f in dataclasses.fields(cast(Any, self))}
+        for f in self.FIELDS:
+            if not f.required and getattr(self, f.name) == defaults[f.name]:
+                data.pop(f.key, None)
+        return Event(self.TYPE, data)
 
 
 _R = TypeVar("_R", bound=EventRecord)

@@ -30,7 +30,7 @@ from fsm.rules.cards import JOKER, Card
 from fsm.rules.houseway import HouseWay
 from fsm.rules.parsheet_enum import FULL_DECK, Deck, Enumeration, HandKey, enumerate_hands
 from fsm.rules.paytables import Odds, PayTable, side_wager_win_cents
-from fsm.rules.progressive import ProgressiveTable, _claims
+from fsm.rules.progressive import ProgressiveTable, line_claims
 from fsm.rules.ranking import (
     DEFAULT_OPTIONS,
     Category,
@@ -151,7 +151,7 @@ def brute_force(
         )
         ordered = tuple(sorted(hand))
         for o, group_of in zip(settings, groups, strict=True):
-            answers = (*common, census_line(hand, o), _claims(ordered, o))
+            answers = (*common, census_line(hand, o), line_claims(ordered, o))
             group = group_of.get(answers)
             if group is None:
                 group_of[answers] = [1, hand]

@@ -30,11 +30,11 @@ from math import comb
 
 from fsm.rules.cards import ACE, JOKER, Card, make, rank
 from fsm.rules.ranking import (
-    _RANK_CODE,
     DEFAULT_OPTIONS,
+    RANK_CODE,
     Category,
     RankingOptions,
-    _tables,
+    rank_tables,
     value2,
     value5,
 )
@@ -239,8 +239,8 @@ def _pattern(
 
     # plain values of the 21 fives, from ranking's own tables (those ``value5`` answers from): a
     # five's rank-pattern key is the seven's key less the two cards left out
-    plain_table, flush_table = _tables(opts)
-    codes = [_RANK_CODE[c] for c in plain_hand]
+    plain_table, flush_table = rank_tables(opts)
+    codes = [RANK_CODE[c] for c in plain_hand]
     key7 = sum(codes)
     pranks = [ACE if c == JOKER else rank(c) for c in plain_hand]
     by_bit: dict[int, int] = {}  # plain claim bit -> union of the masks of its fives

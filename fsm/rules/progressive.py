@@ -219,7 +219,7 @@ class ProgressiveTable:
         if len(cards) != 7:
             raise CardError(f"a progressive hand has 7 cards, got {len(cards)}")
         check_distinct(cards)
-        got = _claims(tuple(sorted(cards)), opts)
+        got = line_claims(tuple(sorted(cards)), opts)
         return [name for name in self.line_names if name in got]
 
     def best_of(
@@ -306,7 +306,7 @@ def _parse_line(raw: object, where: str) -> ProgressiveLine:
 
 
 @lru_cache(maxsize=4096)
-def _claims(cards: tuple[Card, ...], opts: RankingOptions) -> frozenset[str]:
+def line_claims(cards: tuple[Card, ...], opts: RankingOptions) -> frozenset[str]:
     """The line names seven (sorted) cards can claim, over all 21 five-and-two splits."""
     out: set[str] = set()
     for five in combinations(cards, 5):

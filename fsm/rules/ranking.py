@@ -175,17 +175,17 @@ def _reference_value(cards: Sequence[Card], opts: RankingOptions) -> Value:
 
 # --- the fast path: a table over rank patterns built from the reference ------------------------
 
-_RANK_CODE: tuple[int, ...] = tuple(1 << (3 * (c >> 2)) for c in range(53))  # joker: code 13
+RANK_CODE: tuple[int, ...] = tuple(1 << (3 * (c >> 2)) for c in range(53))  # joker: code 13
 _SUIT_BIT: tuple[int, ...] = tuple((1 << (c & 3)) if c != JOKER else 0 for c in range(53))
 _ONE_SUIT = frozenset((1, 2, 4, 8))
 
 
 def _pattern_key(cards: Sequence[Card]) -> int:
-    return sum(_RANK_CODE[c] for c in cards)
+    return sum(RANK_CODE[c] for c in cards)
 
 
 @cache
-def _tables(opts: RankingOptions) -> tuple[dict[int, Value], dict[int, Value]]:
+def rank_tables(opts: RankingOptions) -> tuple[dict[int, Value], dict[int, Value]]:
     """(non-flush table, flush table) from rank pattern to value, built from the reference."""
     plain: dict[int, Value] = {}
     flush: dict[int, Value] = {}
@@ -225,7 +225,7 @@ def _patterns() -> list[tuple[Card, ...]]:
 
 def value5(cards: Sequence[Card], opts: RankingOptions = DEFAULT_OPTIONS) -> Value:
     """The comparable value of five distinct cards (no validation: the hot path)."""
-    plain, flush = _tables(opts)
+    plain, flush = rank_tables(opts)
     key = _pattern_key(cards)
     bits = 0
     for c in cards:

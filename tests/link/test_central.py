@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ from test_link_pool import effects, start_linked
 
 from controller.cli import main
 from controller.journal import reports
+from controller.journal.audit import connect_read_only
 from controller.journal.format import Entry
 from controller.link.central import Ingest, ensure_stream, open_refusals
 from controller.link.messages import encode_entry, headers_for, journal_subject, recomputed_hash
@@ -48,7 +48,7 @@ def refused(dsn: str) -> list[tuple[str, int, str, str]]:
 
 
 def journal_entries(db: Path) -> list[Entry]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         rows = conn.execute(
             "SELECT seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac"

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from controller.journal.audit import connect_read_only
 from tests.stress.powercut import ROOT, StressFailure, check_finished
 
 SILENT = {"COMMAND_NOT_DELIVERED", "LINK_TIMEOUT", "RESPONSE_TIMEOUT"}
@@ -54,7 +55,7 @@ class DeviceResult:
 
 
 def _rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         rows = conn.execute("SELECT seq, round_id, type, data FROM journal ORDER BY seq").fetchall()
     finally:

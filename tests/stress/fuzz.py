@@ -37,7 +37,7 @@ from tests.test_sas_link import _mutations, _state, answering
 
 QUIET = LinkConfig(ack_timeout=0.05, max_retries=3, heartbeat_interval=None, silence_timeout=None)
 #: What an adapter may post from a well-framed hostile message.
-ALLOWED_POSTS = {"fault_raised", "device_recovered", "cards_dispensed", "shuffle_done"}
+ALLOWED_POSTS = {"fault_raised", "device_recovered", "dealt", "shuffle_complete"}
 
 
 class StressFailure(AssertionError):

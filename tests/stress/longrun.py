@@ -110,7 +110,7 @@ def run(
     rounds: int, seed: int, db: Path, step: int = 1000, *, trace: bool = False
 ) -> dict[str, Any]:
     from controller.sim.simulate import _Stop, build_service, load_sim_config, play
-    from fsm.rules.progressive import _claims
+    from fsm.rules.progressive import line_claims
 
     spec = fault_spec(rounds, seed)
     config = load_sim_config(None)
@@ -132,8 +132,8 @@ def run(
             # the first few thousand rounds: emptied before each sample, so that the heap figure
             # shows what grows without bound
             _quiet(service)
-            cached = _claims.cache_info().currsize
-            _claims.cache_clear()
+            cached = line_claims.cache_info().currsize
+            line_claims.cache_clear()
             blocks = sys.getallocatedblocks()  # before the walk: its own blocks are freed
             sample = {
                 "rounds": service.owner.public.rounds_completed,

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.cli.journal import make_replay
+from controller.journal.audit import connect_read_only
 from controller.journal.store import verify
 from tests.stress.disk import power_cut
 
@@ -82,7 +83,7 @@ def entry_hashes(db: Path) -> list[tuple[int, str]]:
 
 
 def _rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         rows = conn.execute("SELECT seq, round_id, type, data FROM journal ORDER BY seq").fetchall()
     finally:
@@ -128,7 +129,7 @@ def check_finished(db: Path, rounds: int, where: str) -> None:
                 twice[("refund", round_id, e["position"])] += 1
     if twice and twice.most_common(1)[0][1] > 1:
         raise StressFailure(f"{where}: counted twice: {twice.most_common(3)}")
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         stored = {
             lvl: json.loads(v) for lvl, v in conn.execute('SELECT level, "values" FROM meters')

@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from controller.journal.audit import connect_read_only
 from controller.journal.format import SCHEMA_SQL
 from tests.stress.powercut import ROOT, StressFailure
 
@@ -46,7 +47,7 @@ def journal_verify(db: Path) -> tuple[int, str]:
 
 
 def count(db: Path) -> int:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         return int(conn.execute("SELECT count(*) FROM journal").fetchone()[0])
     finally:
@@ -89,7 +90,7 @@ def _put_triggers_back(conn: sqlite3.Connection) -> None:
 
 
 def _page_of(db: Path, name: str, kind: str) -> int:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     try:
         pages = [
             int(p)
@@ -106,7 +107,7 @@ def _page_of(db: Path, name: str, kind: str) -> int:
 
 
 def _smash_page(db: Path, page: int) -> None:
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = connect_read_only(db)
     size = int(conn.execute("PRAGMA page_size").fetchone()[0])
     conn.close()
     with open(db, "r+b") as f:

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from controller.journal.audit import connect_read_only
+
 #: Consecutive wrong PINs after which a supervisor id is locked, and for how long (seconds).
 LOCKOUT_AFTER = 5
 LOCKOUT_S = 60.0
@@ -100,11 +102,6 @@ class LockoutBook:
             if count is not None:
                 count.wrong = 0
 
-    def wrong_count(self, supervisor: str) -> int:
-        with self.lock:
-            count = self._ids.get(supervisor)
-            return count.wrong if count is not None else 0
-
     def replay(self, entries: Iterable[HistoryEntry], now: float, now_ms: int) -> int:
         """Rebuild the counters from journal entries (oldest first), each placed on the caller's
         clock by its age (``now_ms - ts_ms``); how many entries counted."""
@@ -136,7 +133,6 @@ def recent_entries(journal: str | Path, since_ms: int) -> list[HistoryEntry]:
     """The journal's entries from ``since_ms`` on (oldest first, at most `MAX_REPLAYED`), read
     read-only; [] when there is no journal yet. The first seq is found by bisection on the
     entries' times (they are appended in time order)."""
-    from controller.journal.audit import connect_read_only
 
     path = Path(journal)
     if not path.exists():
