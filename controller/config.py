@@ -206,6 +206,8 @@ class TableConfig:
     journal_anchor: Path | None = None
     #: [journal] key_file: the keyed chain's key (None: an unkeyed chain)
     journal_key_file: Path | None = None
+    #: [journal] seal_key: the forward-secure sealing key's file (None: no seals)
+    journal_seal_key: Path | None = None
     #: [web]: the table's page (controller/web)
     web: WebSection = field(default_factory=WebSection)
     #: [link]: the linked progressive's pool and NATS servers (controller/link/config.py)
@@ -426,12 +428,14 @@ def _parse_sas(raw: object, problems: list[str]) -> SasSection:
     return parse_sas(raw, problems)  # controller/floor/config.py: every key of [sas]
 
 
-def _parse_journal_files(raw: object, problems: list[str]) -> tuple[Path | None, Path | None]:
-    """``[journal] anchor`` and ``key_file``: absolute paths when given (the journal's own
-    module checks their content at power-up)."""
+def _parse_journal_files(
+    raw: object, problems: list[str]
+) -> tuple[Path | None, Path | None, Path | None]:
+    """``[journal] anchor``, ``key_file`` and ``seal_key``: absolute paths when given (the
+    journal's own module checks their content at power-up)."""
     data = raw if isinstance(raw, dict) else {}
     out: list[Path | None] = []
-    for key in ("anchor", "key_file"):
+    for key in ("anchor", "key_file", "seal_key"):
         value = data.get(key)
         if value is None:
             out.append(None)
@@ -445,14 +449,19 @@ def _parse_journal_files(raw: object, problems: list[str]) -> tuple[Path | None,
             out.append(None)
         else:
             out.append(Path(value))
-    return out[0], out[1]
+    if out[1] is not None and out[2] is not None:
+        problems.append(
+            "journal.key_file and journal.seal_key: configure one (seal_key: forward-secure "
+            "seals; key_file: the static keyed chain of journals made before)"
+        )
+    return out[0], out[1], out[2]
 
 
 def _parse_journal(raw: object, problems: list[str]) -> Path:
     data = _table_of(raw, "journal", problems)
     if data is None:
         return Path(DEFAULT_JOURNAL)
-    problems.extend(_unknown(data, ("path", "anchor", "key_file"), "journal"))
+    problems.extend(_unknown(data, ("path", "anchor", "key_file", "seal_key"), "journal"))
     path = _get_str(data, "path", "journal", DEFAULT_JOURNAL, problems)
     if not path.isprintable():  # a NUL no file system takes; a newline no operator can read
         problems.append(f"journal.path: control characters are not allowed, got {path!r}")
@@ -582,7 +591,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     sas = _parse_sas(data.get("sas", {}), problems)
     game = _parse_game(data["game"], data.get("bonus"), table, problems) if "game" in data else None
     journal = _parse_journal(data.get("journal", {}), problems)
-    anchor, key_file = _parse_journal_files(data.get("journal", {}), problems)
+    anchor, key_file, seal_key = _parse_journal_files(data.get("journal", {}), problems)
     console = _parse_console(data.get("console", {}), problems)
     supervisors = _parse_supervisors(data["supervisors"], problems) if "supervisors" in data else {}
     web = _delegate(WebSection.from_mapping, data.get("web", {}), "web", problems)
@@ -606,6 +615,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         journal_path=journal,
         journal_anchor=anchor,
         journal_key_file=key_file,
+        journal_seal_key=seal_key,
         supervisors=supervisors,
         source=source,
         console=console,

@@ -1,9 +1,12 @@
-"""``tablectl journal verify`` and ``tablectl journal export``: the auditor's view of a journal.
+"""``tablectl journal verify``, ``export`` and ``setup-keys``: the auditor's view of a journal, and
+the install step that makes its forward-secure sealing key.
 
 Responsible for running `controller.journal.audit.verify` (chain, everything stored, the anchor
 and, through the round machine re-run from the journal's own configuration, every entry's effects
 and state) and ``export`` on a journal file
 named on the command line, and for turning every failure into a clear message and a non-zero exit.
+``setup-keys`` writes only the sealing-key file (the first sealing key) and prints the
+verification key once; it never writes the verification key to any file.
 Must never create, write or repair a journal file, and never print a traceback for a bad file.
 """
 
@@ -28,6 +31,14 @@ from controller.journal.audit import (
     verify,
 )
 from controller.journal.format import JSON, Entry, JournalError, completes_a_round
+from controller.journal.seal import (
+    SealError,
+    format_verification_key,
+    new_verification_key,
+    parse_verification_key,
+    seal_id,
+    write_new_seal_file,
+)
 from fsm.round.config import GameConfig
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
@@ -50,8 +61,24 @@ def register(sub: Any) -> None:
     ver.add_argument(
         "--no-anchor", action="store_true", help="check without the anchor (says so in the report)"
     )
-    ver.add_argument("--key-file", help="the keyed chain's key: check every entry's MAC")
+    ver.add_argument("--key-file", help="the static keyed chain's key (journals made before seals)")
+    ver.add_argument(
+        "--verify-key",
+        metavar="KEY",
+        help="the verification key setup-keys printed (pgvk1-...): check every entry's "
+        "forward-secure seal",
+    )
     ver.set_defaults(func=run_verify)
+    keys = actions.add_parser(
+        "setup-keys",
+        help="make the forward-secure sealing key (install, once) and print the verification key",
+    )
+    keys.add_argument("--config", help="the table configuration: its [journal] seal_key")
+    keys.add_argument("--seal-key", help="the sealing-key file to create (default: --config's)")
+    keys.add_argument(
+        "--no-qr", action="store_true", help="print the verification key as a string only"
+    )
+    keys.set_defaults(func=run_setup_keys)
     exp = actions.add_parser("export", help="write every entry as JSON lines or CSV on stdout")
     exp.add_argument("--db", required=True, help="the journal file (SQLite)")
     exp.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
@@ -144,13 +171,19 @@ def run_verify(args: argparse.Namespace) -> int:
     try:
         replay, why_not = make_replay(path, args.config)
         key = load_key(args.key_file) if args.key_file else None
+        verify_key = None if args.verify_key is None else parse_verification_key(args.verify_key)
     except Exception as exc:  # a bad --config (ConfigError lists its problems), a bad key file
         print(f"journal verify: {exc}", file=sys.stderr)
         return 2
     if why_not is not None:
         print(f"journal verify: warning: {why_not}", file=sys.stderr)
     result = verify(
-        path, replay, anchor=args.anchor, use_anchor=not args.no_anchor, key=key
+        path,
+        replay,
+        anchor=args.anchor,
+        use_anchor=not args.no_anchor,
+        key=key,
+        verify_key=verify_key,
     ).to_json()
     _print_verify(result, args.json)
     return 0 if result["ok"] else 1
@@ -172,6 +205,60 @@ def _print_verify(report: dict[str, JSON], as_json: bool) -> None:
         print(f"  power-up at seq {power_up['seq']}: software {power_up['software_hash']}")
     for note in report.get("notes", []):
         print(f"  note: {note}")
+    head = report.get("head")
+    if isinstance(head, dict) and head.get("seq"):
+        print(f"  head: seq {head['seq']} hash {head['hash']}")
+
+
+def run_setup_keys(args: argparse.Namespace) -> int:
+    """Create the sealing-key file and print the verification key (a string, and a QR code)."""
+    target: Path | None = None if args.seal_key is None else Path(args.seal_key)
+    if target is None and args.config is not None:
+        try:
+            target = load_config(args.config).journal_seal_key
+        except Exception as exc:
+            print(f"journal setup-keys: {exc}", file=sys.stderr)
+            return 2
+        if target is None:
+            print(
+                f"journal setup-keys: {args.config} has no [journal] seal_key",
+                file=sys.stderr,
+            )
+            return 2
+    if target is None:
+        print("journal setup-keys: give --seal-key PATH or --config PATH", file=sys.stderr)
+        return 2
+    verification_key = new_verification_key()
+    try:
+        write_new_seal_file(target, verification_key)
+    except SealError as exc:
+        print(f"journal setup-keys: {exc}", file=sys.stderr)
+        return 1
+    text = format_verification_key(verification_key)
+    print(f"sealing key written to {target} (seal id fss1:{seal_id(verification_key)})")
+    print("VERIFICATION KEY (print it now for the back office and the regulator; it is not kept")
+    print("on this machine and cannot be shown again):")
+    print(f"  {text}")
+    if not args.no_qr:
+        qr = _qr_text(text)
+        if qr is not None:
+            print(qr)
+    print(f"check a journal with: tablectl journal verify --db PATH --verify-key {text}")
+    return 0
+
+
+def _qr_text(text: str) -> str | None:
+    """The verification key as a QR code in terminal characters (segno: a small, pure-Python,
+    well-kept ISO/IEC 18004 encoder); None when it is not installed."""
+    try:
+        import io
+
+        import segno
+    except ImportError:
+        return None
+    out = io.StringIO()
+    segno.make(text, error="m", micro=False).terminal(out=out, compact=True)
+    return out.getvalue()
 
 
 def run_export(args: argparse.Namespace) -> int:

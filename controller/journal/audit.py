@@ -50,6 +50,7 @@ from controller.journal.format import (
     meters_json,
     state_hash,
 )
+from controller.journal.seal import SEAL_PREFIX, SealChain
 
 
 class Replayer(Protocol):
@@ -88,6 +89,11 @@ class VerifyReport:
     problems: list[str] = field(default_factory=list)
     power_ups: list[dict[str, JSON]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the first seq a problem names (chain, hash, seal, data, replay); None when none does
+    first_bad_seq: int | None = None
+    #: the head: the last entry's seq and hash (0 and "" for an empty or unreadable journal)
+    head_seq: int = 0
+    head_hash: str = ""
 
     def to_json(self) -> dict[str, JSON]:
         return {
@@ -97,6 +103,8 @@ class VerifyReport:
             "problems": list(self.problems),
             "power_ups": [dict(p) for p in self.power_ups],
             "notes": list(self.notes),
+            "first_bad_seq": self.first_bad_seq,
+            "head": {"seq": self.head_seq, "hash": self.head_hash},
         }
 
 
@@ -107,6 +115,12 @@ class _Problems:
         self.items: list[str] = []
         self.cap = cap
         self.dropped = 0
+        self.first_seq: int | None = None
+
+    def at(self, seq: int) -> None:
+        """Entry ``seq`` cannot be trusted (the lowest such seq is the report's first bad)."""
+        if self.first_seq is None or seq < self.first_seq:
+            self.first_seq = seq
 
     def add(self, text: str) -> None:
         if len(self.items) < self.cap:
@@ -230,12 +244,15 @@ class _Walk:
         genesis: str,
         key: bytes | None,
         keyed: bool,
+        chain: SealChain | None = None,
     ) -> None:
         self.conn = conn
         self.problems = problems
         self.genesis = genesis
         self.key = key
         self.keyed = keyed
+        self.chain = chain  # forward-secure seals, re-derived from the verification key
+        self.bad_seals = 0
         self.entries = 0
         self.rounds = 0
         self.last_seq = 0
@@ -310,11 +327,14 @@ class _Walk:
         s_hash: str,
         mac: str,
     ) -> Entry | None:
-        add = self.problems.add
+        problems = self.problems
+        add = problems.add
         self.entries += 1
         if seq != self.last_seq + 1:
             add(f"gap after seq {self.last_seq}: next entry is seq {seq}")
+            problems.at(self.last_seq + 1)
         if prev != self.last_hash:
+            problems.at(seq)
             if seq == 1:
                 add("seq 1: prev_hash is not the genesis hash of the meta rows (meta edited)")
             else:
@@ -323,26 +343,44 @@ class _Walk:
             computed: str | None = entry_hash(seq, ts_ms, round_id, type_, data, prev, s_hash)
         except Exception as exc:  # a column of the wrong type (STRICT removed by hand)
             add(f"seq {seq}: cannot recompute hash: {exc}")
+            problems.at(seq)
             computed = None
         if computed is not None and computed != digest:
             add(f"seq {seq}: hash mismatch (stored {digest}, computed {computed})")
+            problems.at(seq)
+        if self.chain is not None and isinstance(seq, int) and isinstance(digest, str):
+            expected = self.chain.seal_of(seq, digest)
+            if expected is None or not (
+                isinstance(mac, str) and hmac.compare_digest(mac, expected)
+            ):
+                self.bad_seals += 1
+                problems.at(seq)
+                if self.bad_seals == 1:
+                    add(
+                        f"seq {seq}: seal does not match: the entry was altered, or re-sealed "
+                        "without its key (forward-secure seals, docs/journal.md)"
+                    )
         if not self.keyed and mac != "":
             add(f"seq {seq}: a MAC in an unkeyed journal (mac column edited)")
         elif self.keyed and not (isinstance(mac, str) and len(mac) == 64):
             add(f"seq {seq}: keyed chain: MAC missing or malformed")
+            problems.at(seq)
         if self.key is not None and not (
             isinstance(mac, str)
             and isinstance(digest, str)
             and hmac.compare_digest(mac, entry_mac(self.key, digest))
         ):
             add(f"seq {seq}: keyed chain: MAC does not match (rewritten without the key)")
+            problems.at(seq)
         self.last_seq, self.last_hash, self.last_state_hash = seq, digest, s_hash
         try:
             obj = decode_object(data, f"seq {seq}: data")
             if canonical_json(obj, f"seq {seq}: data") != data:
                 add(f"seq {seq}: data is not in canonical JSON form")
+                problems.at(seq)
         except (ValueError, TypeError) as exc:
             add(str(exc))
+            problems.at(seq)
             return None
         if completes_a_round(type_, obj):
             self.rounds += 1
@@ -487,6 +525,7 @@ class _ReplayCheck:
             try:
                 recomputed = self.replayer.step(entry)
             except Exception as exc:
+                self.problems.at(entry.seq)
                 self.problems.add(
                     f"replay failed at seq {entry.seq} ({entry.type}): {type(exc).__name__}: {exc}"
                 )
@@ -496,6 +535,7 @@ class _ReplayCheck:
             rec, new = _effects_json(recorded), _effects_json(recomputed)
             if rec != new:
                 self.effect_diffs += 1
+                self.problems.at(entry.seq)
                 if self.effect_diffs == 1:
                     self.problems.add(
                         f"seq {entry.seq} ({entry.type}): recorded effects differ from the "
@@ -505,6 +545,7 @@ class _ReplayCheck:
             meters = canonical_json(_normal(self.replayer.meters()), "replayed meters")
             if state_hash(snap, meters, self.rounds) != entry.state_hash:
                 self.state_diffs += 1
+                self.problems.at(entry.seq)
                 if self.state_diffs == 1:
                     self.problems.add(
                         f"seq {entry.seq} ({entry.type}): the state it recorded is not the state "
@@ -589,6 +630,7 @@ def verify(
     anchor: str | Path | None = None,
     use_anchor: bool = True,
     key: bytes | None = None,
+    verify_key: bytes | None = None,
 ) -> VerifyReport:
     """Check the journal file at ``path``; never raises for a bad file, reports problems instead.
 
@@ -601,6 +643,11 @@ def verify(
     with ``replay``, every entry re-run through the round machine from the journal's own
     configuration, its effects and state compared entry by entry. The replay is skipped when the
     file or its schema is damaged (its differences would be noise).
+
+    ``verify_key`` (the verification key `setup-keys` printed): every entry's forward-secure seal
+    is checked against the key chain re-derived from it; a journal that is not sealed is then a
+    problem (made without seals, or re-forged without them). Without it a sealed journal's seals
+    are not checked (a note says so).
     """
     problems = _Problems(max_problems)
     notes: list[str] = []
@@ -636,15 +683,40 @@ def verify(
             stage = "reading the meta rows"
             meta = _check_meta(conn, problems)
             stored_key = meta.get("key_id", "")
-            if key is not None and stored_key != key_id(key):
+            sealed = stored_key.startswith(SEAL_PREFIX)
+            chain = None if verify_key is None else SealChain(verify_key)
+            if chain is not None and not sealed:
+                problems.add(
+                    f"the journal is not sealed (key id {stored_key or 'none'}) but a "
+                    "verification key was given: a journal made without seals, or re-forged "
+                    "without them (downgraded)"
+                )
+                problems.at(1)
+                chain = None
+            elif chain is not None and stored_key != SEAL_PREFIX + chain.id:
+                problems.add(
+                    f"the verification key given ({SEAL_PREFIX}{chain.id}) is not the "
+                    f"journal's ({stored_key})"
+                )
+                problems.at(1)
+                chain = None
+            elif chain is None and sealed:
+                notes.append(
+                    f"forward-secure seals ({stored_key}) not checked: no --verify-key given"
+                )
+            if sealed and key is not None:
+                problems.add("the journal is sealed: a static key (--key-file) does not apply")
+            elif key is not None and stored_key != key_id(key):
                 problems.add(
                     f"the key given (id {key_id(key)}) is not the journal's "
                     f"({stored_key or 'unkeyed journal'})"
                 )
-            elif key is None and stored_key:
+            elif key is None and stored_key and not sealed:
                 notes.append(f"keyed chain (key id {stored_key}) not checked: no key given")
             stage = "reading the journal"
-            walk = _Walk(conn, problems, genesis_hash(meta), key, bool(stored_key))
+            walk = _Walk(
+                conn, problems, genesis_hash(meta), None if sealed else key, bool(stored_key), chain
+            )
             stored = _read_state(conn, problems)
             if replay is not None and not (damaged or schema):
                 check = _ReplayCheck(replay(_recorded_config(meta, problems)), problems)
@@ -654,6 +726,8 @@ def verify(
                 notes.append("replay not run: the file or its schema is damaged")
             for _ in walk:  # whatever the replay did not consume
                 pass
+            if walk.bad_seals > 1:
+                problems.add(f"seals: {walk.bad_seals} entries in all with a bad seal")
             _check_head(stored, walk, problems)
             if use_anchor:
                 if record is not False:
@@ -673,7 +747,17 @@ def verify(
     entries = walk.entries if walk else 0
     rounds = walk.rounds if walk else 0
     result = problems.result()
-    return VerifyReport(not result, entries, rounds, result, walk.power_ups if walk else [], notes)
+    return VerifyReport(
+        not result,
+        entries,
+        rounds,
+        result,
+        walk.power_ups if walk else [],
+        notes,
+        first_bad_seq=problems.first_seq if result else None,
+        head_seq=walk.last_seq if walk else 0,
+        head_hash=walk.last_hash if walk and walk.last_seq else "",
+    )
 
 
 class Redactor(Protocol):
