@@ -35,7 +35,6 @@ from controller.journal.format import (
     EXPECTED_COLUMNS,
     EXPECTED_TRIGGERS,
     JSON,
-    META_KEYS,
     SCHEMA_SQL,
     SCHEMA_VERSION,
     Entry,
@@ -47,6 +46,7 @@ from controller.journal.format import (
     entry_mac,
     genesis_hash,
     key_id,
+    meta_keys_problem,
     meters_json,
     state_hash,
 )
@@ -172,6 +172,44 @@ def connect_read_only(path: str | Path) -> sqlite3.Connection:
 
 def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
+
+
+def journal_mode(conn: sqlite3.Connection) -> str | None:
+    """Whether the journal on ``conn`` is a ``"live"`` or a ``"training"`` journal: its
+    ``meta.mode`` row, or for a journal made before that row, its first entry's ``training``
+    flag (a simulated table's power_up says so); None for a journal without either (empty).
+    Reads two rows: the same cost for any length."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'mode'").fetchone()
+    if row is not None:
+        return str(row[0])
+    first = conn.execute("SELECT data FROM journal WHERE seq = 1").fetchone()
+    if first is None:
+        return None
+    try:
+        data = json.loads(first[0])
+    except (TypeError, ValueError):
+        return None
+    return "training" if isinstance(data, dict) and data.get("training") is True else "live"
+
+
+def recorded_mode(path: str | Path) -> str | None:
+    """`journal_mode` of the journal file at ``path``, read-only; None when there is no file or
+    it is not a readable journal of ours (the writer then says what is wrong)."""
+    p = Path(path)
+    if not p.is_file() or p.stat().st_size == 0:
+        return None
+    try:
+        conn = connect_read_only(p)
+    except (JournalError, sqlite3.Error):
+        return None
+    try:
+        if schema_problems(conn):
+            return None
+        return journal_mode(conn)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def is_empty_database(conn: sqlite3.Connection) -> bool:
@@ -474,8 +512,9 @@ def _check_head(stored: _Stored, walk: _Walk, problems: _Problems) -> None:
 
 def _check_meta(conn: sqlite3.Connection, problems: _Problems) -> dict[str, str]:
     meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
-    if tuple(sorted(meta)) != META_KEYS:
-        problems.add(f"meta holds keys {sorted(meta)}, expected {list(META_KEYS)}")
+    problem = meta_keys_problem(meta)
+    if problem is not None:
+        problems.add(problem)
     return meta
 
 

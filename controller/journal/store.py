@@ -33,6 +33,7 @@ from controller.journal.audit import (
     VerifyReport,
     export,
     is_empty_database,
+    journal_mode,
     schema_problems,
     verify,
 )
@@ -40,6 +41,7 @@ from controller.journal.format import (
     APPLICATION_ID,
     JSON,
     META_KEYS,
+    MODES,
     PRAGMAS,
     ROUND_COMPLETED,
     SCHEMA_SQL,
@@ -58,6 +60,7 @@ from controller.journal.format import (
     entry_mac,
     genesis_hash,
     key_id,
+    meta_keys_problem,
     meters_json,
     state_hash,
 )
@@ -95,6 +98,19 @@ _COLUMNS = "seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac"
 _SELECT_ENTRIES = f"SELECT {_COLUMNS} FROM journal WHERE seq >= ? AND seq <= ? ORDER BY seq"
 #: The small tables power-up checks page by page (the journal table is checked by verify).
 _QUICK_CHECKED = ("meta", "state", "meters")
+
+
+def _mode_refusal(path: Path, recorded: str) -> str:
+    """The refusal of a journal of the other mode, in words for whoever started the table."""
+    if recorded == "live":
+        return (
+            f"{path} is a LIVE table's journal: a training or simulated table never writes to "
+            "it (nothing was appended); give tablectl simulate a --db of its own"
+        )
+    return (
+        f"{path} is a TRAINING journal (made by tablectl simulate): a live table never carries "
+        "on a training journal (nothing was appended); give [journal] path the live journal"
+    )
 
 
 def _is_int(value: object) -> bool:
@@ -148,6 +164,7 @@ class Journal:
         use_anchor: bool = True,
         key: bytes | None = None,
         seal_file: str | Path | None = None,
+        mode: str | None = None,
     ) -> Journal:
         """Open the journal at ``path``, creating the file and its schema if it is new or empty.
 
@@ -166,7 +183,13 @@ class Journal:
         an existing sealed journal needs its own key file, never behind nor ahead of it; an
         unsealed journal is refused when a sealing key is configured (made without seals, or
         re-forged without them). ``key`` (the static keyed chain) is for journals made before.
+
+        ``mode`` ("live" or "training"): a new journal records it (``meta.mode``); an existing
+        one of the other mode is refused (`JournalError`, nothing appended): a training table
+        never touches a live journal, a live table never carries on a training one.
         """
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"mode: must be 'live' or 'training', got {mode!r}")
         p = Path(path)
         if p.is_dir():
             raise JournalError(f"{p}: is a directory, not a journal file")
@@ -188,7 +211,7 @@ class Journal:
                 raise StorageFault(f"{p}: storage fault: {exc}") from exc
         try:
             return cls._open(
-                p, new, anchor_path, table_id, created_ms, asset_number, config, key, sealer
+                p, new, anchor_path, table_id, created_ms, asset_number, config, key, sealer, mode
             )
         except BaseException:
             if sealer is not None:
@@ -207,6 +230,7 @@ class Journal:
         config: Mapping[str, JSON] | None,
         key: bytes | None,
         sealer: SealKeyFile | None,
+        mode: str | None = None,
     ) -> Journal:
         try:
             # The owner may open the journal before its thread starts: one thread at a time
@@ -232,10 +256,13 @@ class Journal:
                     )
                 key_name = sealer.journal_key_id if sealer is not None else None
                 cls._create_schema(
-                    conn, p, table_id, created_ms, asset_number, config, key, key_name
+                    conn, p, table_id, created_ms, asset_number, config, key, key_name, mode
                 )
             else:
                 cls._check_schema(conn, p, table_id)
+                recorded = journal_mode(conn)
+                if mode is not None and recorded is not None and recorded != mode:
+                    raise JournalError(_mode_refusal(p, recorded))
             for pragma in PRAGMAS:
                 row = conn.execute(pragma).fetchone()
                 if pragma.endswith("journal_mode=WAL") and (row is None or row[0] != "wal"):
@@ -287,6 +314,7 @@ class Journal:
         config: Mapping[str, JSON] | None,
         key: bytes | None,
         key_name: str | None = None,
+        mode: str | None = None,
     ) -> None:
         created = time.time_ns() // 1_000_000 if created_ms is None else created_ms
         if not _is_int(created):
@@ -303,6 +331,8 @@ class Journal:
             "table_id": table_id or "",
         }
         assert tuple(sorted(meta)) == META_KEYS
+        if mode is not None:
+            meta["mode"] = mode
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -345,8 +375,9 @@ class Journal:
             if rows != [("ok",)]:
                 raise fault(f"quick_check of table {table}: {rows[0][0]}")
         meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
-        if tuple(sorted(meta)) != META_KEYS:
-            raise fault(f"meta holds keys {sorted(meta)}, expected {list(META_KEYS)}")
+        problem = meta_keys_problem(meta)
+        if problem is not None:
+            raise fault(problem)
         stored_key = meta["key_id"]
         sealed = stored_key.startswith(SEAL_PREFIX)
         if sealed and sealer is None:

@@ -411,6 +411,7 @@ class Owner:
                 anchor=self._anchor_path,
                 key=key,
                 seal_file=self._seal_file,
+                mode="training" if self._training else "live",
             )
             stored = self._journal.last_state()
             pending: list[Effect] = []
