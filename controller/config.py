@@ -63,6 +63,9 @@ SERIAL_DEVICES = ("shoe", "shuffler")
 SERIAL_MODELS = ("reference",)
 SAS_DEFAULT_PORT = "/dev/ttyAMA0"
 DEFAULT_JOURNAL = "/var/lib/paigow/journal.db"
+#: The most a configuration file may hold (the example is about 12 KB): a path to /dev/zero or a
+#: FIFO is refused, not read for ever.
+CONFIG_SIZE_LIMIT = 1024 * 1024
 DEFAULT_CONSOLE_SOCKET = "/run/paigow/console.sock"
 
 _TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
@@ -627,14 +630,19 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
 def load_config(path: str | Path) -> TableConfig:
     """Read and validate the TOML file at ``path``; `ConfigError` for any problem (a missing or
     unreadable file, bad TOML, a bad key or value), never another exception."""
+    from controller.journal.safeio import SafeReadError, read_small_file
+
     p = Path(path)
     source = str(p)
     try:
-        raw = p.read_bytes()
+        raw = read_small_file(p, CONFIG_SIZE_LIMIT, "configuration")
     except FileNotFoundError:
         raise ConfigError(source, ["no such file"]) from None
-    except IsADirectoryError:
-        raise ConfigError(source, ["is a directory, not a configuration file"]) from None
+    except SafeReadError as exc:
+        reason = str(exc).split(f"configuration {p}: ", 1)[-1]
+        if "a directory" in reason:
+            reason = "is a directory, not a configuration file"
+        raise ConfigError(source, [reason]) from None
     except OSError as exc:
         raise ConfigError(source, [f"cannot read: {exc.strerror or exc}"]) from None
     try:

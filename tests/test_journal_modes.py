@@ -89,8 +89,9 @@ def test_simulate_refuses_the_live_configuration_s_journal_path_before_it_exists
     problem = live_journal_problem(live_path, live_config=config)
     assert problem is not None and "live table's journal path" in problem
     assert live_journal_problem(tmp_path / "mine.db", live_config=config) is None
+    live_db = "/var/lib/paigow/journal.db"
     done = subprocess.run(
-        [*TABLECTL, "simulate", "--headless", "--rounds", "1", "--db", "/var/lib/paigow/journal.db"],
+        [*TABLECTL, "simulate", "--headless", "--rounds", "1", "--db", live_db],
         capture_output=True, text=True, cwd=ROOT, timeout=120,
     )  # fmt: skip
     assert done.returncode == 2

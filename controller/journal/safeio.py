@@ -69,3 +69,15 @@ def _kind(mode: int) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a regular file"
+
+
+def small_file_problem(path: str | Path, limit: int, what: str) -> str | None:
+    """Why ``path`` could not be read as `read_small_file` reads it (None: it can, or it does
+    not exist yet). Reads nothing: ``config check`` uses it for the anchor and key files."""
+    try:
+        read_small_file(path, limit, what)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return str(exc)
+    return None
