@@ -43,6 +43,10 @@ from fsm.round.config import GameConfig
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
 
+#: The installed table configuration (deploy/install.sh): plain verify compares the journal
+#: with it when it exists.
+INSTALLED_CONFIG = Path("/etc/paigow/table.toml")
+
 
 def register(sub: Any) -> None:
     parser = sub.add_parser("journal", help="verify or export a table's journal (read-only)")
@@ -67,6 +71,17 @@ def register(sub: Any) -> None:
         metavar="KEY",
         help="the verification key setup-keys printed (pgvk1-...): check every entry's "
         "forward-secure seal",
+    )
+    ver.add_argument(
+        "--expect-head",
+        metavar="SEQ:HASH",
+        help="a head signed earlier (shift report, console status): the journal must hold it",
+    )
+    ver.add_argument(
+        "--installed-config",
+        metavar="PATH",
+        help="the installed, approved table configuration to compare the journal with "
+        f"(default: {INSTALLED_CONFIG} when it exists)",
     )
     ver.set_defaults(func=run_verify)
     keys = actions.add_parser(
@@ -172,6 +187,8 @@ def run_verify(args: argparse.Namespace) -> int:
         replay, why_not = make_replay(path, args.config)
         key = load_key(args.key_file) if args.key_file else None
         verify_key = None if args.verify_key is None else parse_verification_key(args.verify_key)
+        expect_head = None if args.expect_head is None else parse_head(args.expect_head)
+        installed = _installed_config(args.installed_config)
     except Exception as exc:  # a bad --config (ConfigError lists its problems), a bad key file
         print(f"journal verify: {exc}", file=sys.stderr)
         return 2
@@ -184,9 +201,93 @@ def run_verify(args: argparse.Namespace) -> int:
         use_anchor=not args.no_anchor,
         key=key,
         verify_key=verify_key,
+        expect_head=expect_head,
     ).to_json()
+    if installed is not None:
+        extra = installed_problems(path, installed)
+        if extra:
+            result["problems"] = [*extra, *result["problems"]]
+            result["ok"] = False
     _print_verify(result, args.json)
     return 0 if result["ok"] else 1
+
+
+def parse_head(text: str) -> tuple[int, str]:
+    """``SEQ:HASH`` as the shift report and the console status print it."""
+    seq, sep, digest = text.strip().partition(":")
+    digest = digest.strip().lower()
+    if (
+        not sep
+        or not seq.strip().isdigit()
+        or int(seq) < 1
+        or len(digest) != 64
+        or any(c not in "0123456789abcdef" for c in digest)
+    ):
+        raise ValueError(f"--expect-head: must be SEQ:HASH (a seq and 64 hex digits), got {text!r}")
+    return int(seq), digest
+
+
+def _installed_config(given: str | None) -> Any:
+    """The installed configuration to compare with: ``--installed-config``, or the default path
+    when it exists; None without one."""
+    if given is None and not INSTALLED_CONFIG.is_file():
+        return None
+    return load_config(given if given is not None else INSTALLED_CONFIG)
+
+
+def installed_problems(path: Path, installed: Any) -> list[str]:
+    """The journal against the installed, approved configuration: a journal without the
+    protection the installation gives (sealed or keyed) is named as downgraded, and the
+    journal's configuration (its current one: the stored snapshot's, else the one it began
+    with) must be the installed one."""
+    from controller.service.restart import config_differences
+
+    try:
+        conn = connect_read_only(path)
+    except Exception as exc:
+        return [f"cannot compare with the installed configuration: {exc}"]
+    try:
+        if schema_problems(conn):
+            return []
+        meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        row = conn.execute("SELECT snapshot FROM state WHERE id = 1").fetchone()
+    finally:
+        conn.close()
+    problems: list[str] = []
+    key_id = meta.get("key_id", "")
+    source = getattr(installed, "source", "the installed configuration")
+    if installed.journal_seal_key is not None and not key_id.startswith("fss1:"):
+        problems.append(
+            f"downgraded: {source} seals the journal ([journal] seal_key) but this journal is "
+            f"not sealed (key id {key_id or 'none'}): made without seals, or re-forged without them"
+        )
+    elif installed.journal_key_file is not None and not key_id:
+        problems.append(
+            f"downgraded: {source} keys the journal ([journal] key_file) but this journal is "
+            "unkeyed: made without the key, or re-forged without it"
+        )
+    current: Any = None
+    if row is not None:
+        try:
+            current = json.loads(row[0]).get("config")
+        except (ValueError, AttributeError):
+            current = None
+    if not isinstance(current, dict):
+        try:
+            current = json.loads(meta.get("config", "null"))
+        except ValueError:
+            current = None
+    if isinstance(current, dict):
+        wanted = installed.game.to_mapping()
+        differences = config_differences(current, wanted)
+        if differences:
+            keys = ", ".join(k for k, _, _ in differences[:10])
+            problems.append(
+                f"the journal's configuration is not the installed one ({source}): {keys} "
+                "differ (a change pending in the file applies when the table next closes: "
+                "verify again then)"
+            )
+    return problems
 
 
 def _print_verify(report: dict[str, JSON], as_json: bool) -> None:

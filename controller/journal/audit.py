@@ -661,6 +661,25 @@ def _check_anchor(
         )
 
 
+def _check_expected_head(
+    conn: sqlite3.Connection, walk: _Walk, expected: tuple[int, str], problems: _Problems
+) -> None:
+    seq, digest = expected
+    row = conn.execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
+    if row is None:
+        problems.add(
+            f"the signed head seq {seq} is not in the journal, which ends at seq "
+            f"{walk.last_seq}: entries vanished (rolled back, cut short or replaced)"
+        )
+        problems.at(walk.last_seq + 1)
+    elif str(row[0]) != digest:
+        problems.add(
+            f"seq {seq}: hash {row[0]} is not the signed head's {digest}: the journal was "
+            "rewritten or replaced since the head was signed"
+        )
+        problems.at(seq)
+
+
 def verify(
     path: str | Path,
     replay: ReplayFactory | None = None,
@@ -670,6 +689,7 @@ def verify(
     use_anchor: bool = True,
     key: bytes | None = None,
     verify_key: bytes | None = None,
+    expect_head: tuple[int, str] | None = None,
 ) -> VerifyReport:
     """Check the journal file at ``path``; never raises for a bad file, reports problems instead.
 
@@ -687,6 +707,9 @@ def verify(
     is checked against the key chain re-derived from it; a journal that is not sealed is then a
     problem (made without seals, or re-forged without them). Without it a sealed journal's seals
     are not checked (a note says so).
+
+    ``expect_head`` (seq, hash): a head signed earlier (the shift report's paper witness, or the
+    centre's witnessed head): the journal must still hold that entry with that hash.
     """
     problems = _Problems(max_problems)
     notes: list[str] = []
@@ -767,6 +790,8 @@ def verify(
                 pass
             if walk.bad_seals > 1:
                 problems.add(f"seals: {walk.bad_seals} entries in all with a bad seal")
+            if expect_head is not None:
+                _check_expected_head(conn, walk, expect_head, problems)
             _check_head(stored, walk, problems)
             if use_anchor:
                 if record is not False:
