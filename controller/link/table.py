@@ -2,7 +2,8 @@
 on one thread of their own with an asyncio event loop (nats-py), never the owner's.
 
 - The shipper reads committed entries through a read-only connection and publishes each, exactly
-  as journaled with its hashes, to JetStream (``table.<id>.journal``, ``Nats-Msg-Id: <id>:<seq>``),
+  as journaled with its hashes, to JetStream (``table.<id>.journal``, ``Nats-Msg-Id:
+  <id>:<seq>:<hash16>``),
   in order, one at a time; it advances its durable cursor (``<db>.link-cursor``) only once the
   stream acknowledged the entries before it. An outage only grows the backlog; an entry resent
   after a crash carries the same Nats-Msg-Id, so the stream keeps one copy. An entry carrying card
@@ -291,6 +292,18 @@ class TableLink:
         try:
             if self._conn is None:
                 self._conn = connect_read_only(self.journal_path)
+                last = self._conn.execute("SELECT max(seq) FROM journal").fetchone()[0] or 0
+                if last < self._read_seq:
+                    # the journal is behind what was shipped (restored from an older copy, or
+                    # a new journal): ship it from seq 1, so the centre's witness sees the
+                    # first entry that differs from what it holds and raises its alarm
+                    log.warning(
+                        "link: the journal ends at seq %d but seq %d was shipped: shipping it "
+                        "again from seq 1 (the centre compares it with what it holds)",
+                        last,
+                        self._read_seq,
+                    )
+                    self._read_seq = 0
             rows = self._conn.execute(_ROWS, (self._read_seq, READ_BATCH)).fetchall()
         except (sqlite3.Error, OSError) as exc:
             log.warning("link: reading the journal failed: %s", exc)
@@ -330,7 +343,7 @@ class TableLink:
                 subject,
                 encode_entry(entry),
                 timeout=1.0,
-                headers=headers_for(self.table_id, self.asset, entry.seq),
+                headers=headers_for(self.table_id, self.asset, entry.seq, entry.hash),
             )
             sent += 1
         if sent:
@@ -356,7 +369,7 @@ class TableLink:
                         subject,
                         encode_entry(entry),
                         timeout=2.0,
-                        headers=headers_for(self.table_id, self.asset, entry.seq),
+                        headers=headers_for(self.table_id, self.asset, entry.seq, entry.hash),
                     )
                     sent += 1
             except Exception as exc:  # an outage: keep the backlog, try again
