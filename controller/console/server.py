@@ -804,8 +804,29 @@ class ConsoleServer:
                 "config_pending": list(getattr(snap, "config_pending", ())),
                 "last_event": snap.last_event,
                 "console_refusals": self.refusals,
+                "head": self._head(),
             },
         }
+
+    def _head(self) -> str | None:
+        """The journal's head as ``SEQ:HASH``, for a supervisor to sign (the paper witness;
+        ``tablectl journal verify --expect-head`` checks it later); read-only, one row."""
+        path = getattr(self._owner, "journal_path", None)
+        if path is None:
+            return None
+        from controller.journal.audit import connect_read_only
+
+        try:
+            conn = connect_read_only(path)
+        except Exception:
+            return None
+        try:
+            row = conn.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        except Exception:
+            return None
+        finally:
+            conn.close()
+        return None if row is None else f"{row[0]}:{row[1]}"
 
 
 def request_line(name: str, args: Sequence[str], supervisor: str | None, pin: str | None) -> bytes:
