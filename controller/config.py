@@ -275,6 +275,9 @@ class TableConfig:
             f"supervisors: {len(self.supervisors)} ({', '.join(sorted(self.supervisors))})",
             f"link: pool {self.link.pool} via {', '.join(self.link.connection.servers)} "
             f"(linked wager unplayable after {self.link.timeout_s:g} s without the controller)"
+            if self.link.linked
+            else f"link: not linked; journal shipped to the centre (the witness) via "
+            f"{', '.join(self.link.connection.servers)}"
             if self.link.enabled
             else "link: not linked",
         ]

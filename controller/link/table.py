@@ -155,7 +155,9 @@ class TableLink:
     def start(self) -> None:
         view = self.owner.public.view
         link = view.get("link") if isinstance(view, Mapping) else None
-        if link is None or link.get("pool") != self.section.pool:
+        if not self.section.pool:  # the witness only: the journal shipped, nothing linked
+            self._up = True
+        elif link is None or link.get("pool") != self.section.pool:
             # a table newly linked: unplayable until the controller confirms it
             self._post_state(False, "linked: waiting for the link controller's confirmation")
         else:
@@ -251,12 +253,13 @@ class TableLink:
             return
         self.status.connected = True
         try:
-            tasks = [
-                asyncio.create_task(self._ship(nc)),
-                asyncio.create_task(self._confirm(nc)),
-                asyncio.create_task(self._watch_pool(nc)),
-                asyncio.create_task(self._hits(nc)),
-            ]
+            tasks = [asyncio.create_task(self._ship(nc))]
+            if self.section.pool:  # linked: the pool's client too (not for the witness only)
+                tasks += [
+                    asyncio.create_task(self._confirm(nc)),
+                    asyncio.create_task(self._watch_pool(nc)),
+                    asyncio.create_task(self._hits(nc)),
+                ]
             while not self._stop.is_set():
                 await self._sleep(0.1, "main")
         finally:
@@ -402,6 +405,8 @@ class TableLink:
         self._post(Event("link_state", data))
 
     def _check_timeout(self) -> None:
+        if not self.section.pool:  # the witness only: no controller to confirm anything
+            return
         last = self.status.last_confirm_ms
         now = time.time_ns() // 1_000_000
         if self._up is not False and now - last > self.section.timeout_s * 1000:

@@ -136,3 +136,53 @@ def test_a_forked_table_raises_the_alarm_at_the_next_entry_it_ships(
     _run(tmp_path, nats.url, tables, "W3")  # its power-up, seq n + 1, chains to the forgery
     ingest(nats.url, pg)
     assert alarms(pg) == [("W3", "fork", n + 1)]
+
+
+def test_a_table_with_a_floor_connection_but_no_pool_ships_its_journal_to_the_witness(
+    tmp_path: Path,
+    nats: NatsServer,
+    pg: str,
+    tables: list,  # type: ignore[type-arg]
+) -> None:
+    """``[link]`` without ``pool``: nothing linked (no link_state, the progressive its own), the
+    journal shipped all the same, and the centre witnesses its head."""
+    import tomllib
+
+    from link_support import Recorder
+
+    from controller.config import SIMULATED_TABLE, parse_config
+
+    raw = tomllib.loads(SIMULATED_TABLE.read_text())
+    raw["table"].update(id="W4", asset_number=70_104)
+    raw["game"].update(card_reading_shoe=False, side_wager={"offered": False})
+    raw["journal"]["path"] = str(tmp_path / "W4.db")
+    raw["sas"]["enabled"] = False
+    raw["link"] = {"servers": [nats.url]}
+    config = parse_config(raw, "W4.toml")
+    assert config.link.enabled and not config.link.linked
+    assert "witness" in " ".join(config.summary())
+    t = LinkedTable.__new__(LinkedTable)
+    t.config, t.db, t.devices = config, config.journal_path, Recorder()
+    from controller.journal.lock import owner_journal_options
+    from controller.service.owner import Owner
+    from controller.service.wiring import LinkAttachment
+    from fsm.round.machine import RoundMachine
+
+    game = config.game
+
+    def make(snapshot: object) -> RoundMachine:
+        return RoundMachine(game) if snapshot is None else RoundMachine.restore(game, snapshot)  # type: ignore[arg-type]
+
+    t.owner = Owner(t.db, make, t.devices, draw=lambda: 3, **owner_journal_options(config))
+    t.attachment = LinkAttachment(config, t.db)
+    stream(nats.url, create=True)
+    t.start()
+    tables.append(t)
+    t.open()
+    wait_for(lambda: t.link.status.shipped_seq == journal_count(t.db), what="shipped")
+    ingest(nats.url, pg)
+    assert [s for s, _ in stored(pg, "W4")] == list(range(1, journal_count(t.db) + 1))
+    conn = sqlite3.connect(f"file:{t.db}?mode=ro", uri=True)
+    types = [ty for (ty,) in conn.execute("SELECT type FROM journal")]
+    conn.close()
+    assert "link_state" not in types  # nothing linked
