@@ -81,7 +81,12 @@ def register(sub: Any) -> None:
         "--installed-config",
         metavar="PATH",
         help="the installed, approved table configuration to compare the journal with "
-        f"(default: {INSTALLED_CONFIG} when it exists)",
+        f"(default: {INSTALLED_CONFIG} when it exists, for a journal of its table)",
+    )
+    ver.add_argument(
+        "--no-installed-config",
+        action="store_true",
+        help="do not compare the journal with the installed configuration (says so)",
     )
     ver.set_defaults(func=run_verify)
     keys = actions.add_parser(
@@ -188,7 +193,7 @@ def run_verify(args: argparse.Namespace) -> int:
         key = load_key(args.key_file) if args.key_file else None
         verify_key = None if args.verify_key is None else parse_verification_key(args.verify_key)
         expect_head = None if args.expect_head is None else parse_head(args.expect_head)
-        installed = _installed_config(args.installed_config)
+        installed = None if args.no_installed_config else _installed_config(args.installed_config)
     except Exception as exc:  # a bad --config (ConfigError lists its problems), a bad key file
         print(f"journal verify: {exc}", file=sys.stderr)
         return 2
@@ -203,7 +208,7 @@ def run_verify(args: argparse.Namespace) -> int:
         verify_key=verify_key,
         expect_head=expect_head,
     ).to_json()
-    if installed is not None:
+    if installed is not None and _same_table(path, installed):
         extra = installed_problems(path, installed)
         if extra:
             result["problems"] = [*extra, *result["problems"]]
@@ -225,6 +230,22 @@ def parse_head(text: str) -> tuple[int, str]:
     ):
         raise ValueError(f"--expect-head: must be SEQ:HASH (a seq and 64 hex digits), got {text!r}")
     return int(seq), digest
+
+
+def _same_table(path: Path, installed: Any) -> bool:
+    """The journal is the installed table's (its ``meta.table_id``): another table's journal
+    audited on this machine is not compared with this table's configuration."""
+    try:
+        conn = connect_read_only(path)
+    except Exception:
+        return False
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchone()
+    except Exception:
+        return False
+    finally:
+        conn.close()
+    return row is not None and str(row[0]) == str(installed.table.id)
 
 
 def _installed_config(given: str | None) -> Any:
