@@ -64,6 +64,9 @@ SERIAL_DEVICES = ("shoe", "shuffler")
 SERIAL_MODELS = ("reference",)
 SAS_DEFAULT_PORT = "/dev/ttyAMA0"
 DEFAULT_JOURNAL = "/var/lib/paigow/journal.db"
+#: The most a configuration file may hold (the example is about 12 KB): a path to /dev/zero or a
+#: FIFO is refused, not read for ever.
+CONFIG_SIZE_LIMIT = 1024 * 1024
 DEFAULT_CONSOLE_SOCKET = "/run/paigow/console.sock"
 
 _TABLE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,31}$")
@@ -207,6 +210,8 @@ class TableConfig:
     journal_anchor: Path | None = None
     #: [journal] key_file: the keyed chain's key (None: an unkeyed chain)
     journal_key_file: Path | None = None
+    #: [journal] seal_key: the forward-secure sealing key's file (None: no seals)
+    journal_seal_key: Path | None = None
     #: [web]: the table's page (controller/web)
     web: WebSection = field(default_factory=WebSection)
     #: [link]: the linked progressive's pool and NATS servers (controller/link/config.py)
@@ -271,6 +276,9 @@ class TableConfig:
             f"supervisors: {len(self.supervisors)} ({', '.join(sorted(self.supervisors))})",
             f"link: pool {self.link.pool} via {', '.join(self.link.connection.servers)} "
             f"(linked wager unplayable after {self.link.timeout_s:g} s without the controller)"
+            if self.link.linked
+            else f"link: not linked; journal shipped to the centre (the witness) via "
+            f"{', '.join(self.link.connection.servers)}"
             if self.link.enabled
             else "link: not linked",
         ]
@@ -398,12 +406,14 @@ def _parse_sas(raw: object, problems: list[str]) -> SasSection:
     return parse_sas(raw, problems)  # controller/floor/config.py: every key of [sas]
 
 
-def _parse_journal_files(raw: object, problems: list[str]) -> tuple[Path | None, Path | None]:
-    """``[journal] anchor`` and ``key_file``: absolute paths when given (the journal's own
-    module checks their content at power-up)."""
+def _parse_journal_files(
+    raw: object, problems: list[str]
+) -> tuple[Path | None, Path | None, Path | None]:
+    """``[journal] anchor``, ``key_file`` and ``seal_key``: absolute paths when given (the
+    journal's own module checks their content at power-up)."""
     data = raw if isinstance(raw, dict) else {}
     out: list[Path | None] = []
-    for key in ("anchor", "key_file"):
+    for key in ("anchor", "key_file", "seal_key"):
         value = data.get(key)
         if value is None:
             out.append(None)
@@ -417,14 +427,19 @@ def _parse_journal_files(raw: object, problems: list[str]) -> tuple[Path | None,
             out.append(None)
         else:
             out.append(Path(value))
-    return out[0], out[1]
+    if out[1] is not None and out[2] is not None:
+        problems.append(
+            "journal.key_file and journal.seal_key: configure one (seal_key: forward-secure "
+            "seals; key_file: the static keyed chain of journals made before)"
+        )
+    return out[0], out[1], out[2]
 
 
 def _parse_journal(raw: object, problems: list[str]) -> Path:
     data = _table_of(raw, "journal", problems)
     if data is None:
         return Path(DEFAULT_JOURNAL)
-    problems.extend(_unknown(data, ("path", "anchor", "key_file"), "journal"))
+    problems.extend(_unknown(data, ("path", "anchor", "key_file", "seal_key"), "journal"))
     journal = Reader(data, "journal", ("path",), check=False)
     path = _collect(problems, DEFAULT_JOURNAL, lambda: journal.string("path", DEFAULT_JOURNAL))
     if not path.isprintable():  # a NUL no file system takes; a newline no operator can read
@@ -559,7 +574,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
     sas = _parse_sas(data.get("sas", {}), problems)
     game = _parse_game(data["game"], data.get("bonus"), table, problems) if "game" in data else None
     journal = _parse_journal(data.get("journal", {}), problems)
-    anchor, key_file = _parse_journal_files(data.get("journal", {}), problems)
+    anchor, key_file, seal_key = _parse_journal_files(data.get("journal", {}), problems)
     console = _parse_console(data.get("console", {}), problems)
     supervisors = _parse_supervisors(data["supervisors"], problems) if "supervisors" in data else {}
     web = _delegate(WebSection.from_mapping, data.get("web", {}), "web", problems)
@@ -583,6 +598,7 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
         journal_path=journal,
         journal_anchor=anchor,
         journal_key_file=key_file,
+        journal_seal_key=seal_key,
         supervisors=supervisors,
         source=source,
         console=console,
@@ -594,14 +610,19 @@ def parse_config(data: Mapping[str, Any], source: str = "<config>") -> TableConf
 def load_config(path: str | Path) -> TableConfig:
     """Read and validate the TOML file at ``path``; `ConfigError` for any problem (a missing or
     unreadable file, bad TOML, a bad key or value), never another exception."""
+    from controller.journal.safeio import SafeReadError, read_small_file
+
     p = Path(path)
     source = str(p)
     try:
-        raw = p.read_bytes()
+        raw = read_small_file(p, CONFIG_SIZE_LIMIT, "configuration")
     except FileNotFoundError:
         raise ConfigError(source, ["no such file"]) from None
-    except IsADirectoryError:
-        raise ConfigError(source, ["is a directory, not a configuration file"]) from None
+    except SafeReadError as exc:
+        reason = str(exc).split(f"configuration {p}: ", 1)[-1]
+        if "a directory" in reason:
+            reason = "is a directory, not a configuration file"
+        raise ConfigError(source, [reason]) from None
     except OSError as exc:
         raise ConfigError(source, [f"cannot read: {exc.strerror or exc}"]) from None
     try:

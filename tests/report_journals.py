@@ -28,6 +28,7 @@ class TableDriver:
         start_ms: int = 1_790_000_000_000,
         draws: list[int] | None = None,
         key: bytes | None = None,
+        seal_file: Path | None = None,
     ) -> None:
         self.config = config or GameConfig(table_id="T9")
         self.machine = RoundMachine(self.config)
@@ -37,6 +38,7 @@ class TableDriver:
             created_ms=start_ms,
             config=self.config.to_mapping(),
             key=key,
+            seal_file=seal_file,
         )
         self.now = start_ms
         self.draws = deque(draws or [3, 5, 1, 7, 2, 6, 4])
@@ -147,12 +149,14 @@ class TableDriver:
         self.send("table_closed", supervisor=supervisor)
 
 
-def standard_journal(path: Path, key: bytes | None = None) -> TableDriver:
+def standard_journal(
+    path: Path, key: bytes | None = None, seal_file: Path | None = None
+) -> TableDriver:
     """A small shift: 5 played rounds (a meter hit validated by 'bob', fixed pays from the chip
     tray, a late chip), the table closed, a supervised meter correction in maintenance, the table
     opened again and a round voided by a shoe fault. The driver is returned closed (its log and
     clock stay readable)."""
-    d = TableDriver(path, key=key)
+    d = TableDriver(path, key=key, seal_file=seal_file)
     d.open_table()
     d.play_round([1, 2, 3], {2: "flush"})
     d.play_round([4], {}, late_chip=5)

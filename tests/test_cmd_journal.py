@@ -55,7 +55,10 @@ def test_verify_passes_a_journal_written_by_the_machine(db: Path) -> None:
     done = tablectl("journal", "verify", "--db", str(db), "--json")
     assert done.returncode == 0, done.stdout + done.stderr
     report = json.loads(done.stdout)
-    assert set(report) == {"ok", "entries", "rounds", "problems", "power_ups", "notes", "training"}
+    assert set(report) == {
+        "ok", "entries", "rounds", "problems", "power_ups", "notes", "training", "first_bad_seq",
+        "head",
+    }  # fmt: skip
     assert report["ok"] is True
     assert report["training"] is False  # not a simulated training table's journal
     assert report["entries"] == entry_count(db)

@@ -201,6 +201,18 @@ def test_status_reports_the_published_table_without_a_pin(rig: Rig) -> None:
     assert status["meters"]["progressive"]["display_cents"] == 100000
 
 
+def test_status_prints_the_journal_head_to_sign_and_verify_checks_it(rig: Rig) -> None:
+    """Issue 23, the paper witness: the console status gives the head (seq and hash) a
+    supervisor signs; ``journal verify --expect-head`` checks a journal still holds it."""
+    from controller.journal.audit import verify
+
+    head = rig.ask("status", sup=None)["status"]["head"]
+    seq, digest = head.split(":")
+    assert int(seq) == rig.owner.public.seq
+    assert verify(rig.db, expect_head=(int(seq), digest)).ok
+    assert not verify(rig.db, expect_head=(int(seq), "0" * 64)).ok
+
+
 def test_meter_correction_in_maintenance_changes_the_meter_by_exactly_the_delta(
     rig: Rig,
 ) -> None:

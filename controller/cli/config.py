@@ -37,10 +37,42 @@ def run_check(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         print(str(exc), file=sys.stderr)
         return 1
+    problems = journal_file_problems(config)
+    if problems:
+        print(f"{args.path}: {len(problems)} problem{'s' if len(problems) > 1 else ''}:",
+              file=sys.stderr)  # fmt: skip
+        for problem in problems:
+            print(f"  {problem}", file=sys.stderr)
+        return 1
     print("ok")
     for line in config.summary():
         print(f"  {line}")
     return 0
+
+
+def journal_file_problems(config: Any) -> list[str]:
+    """The anchor, key and sealing-key files are read only when they are regular files below
+    their size bound (a path to /dev/zero or a FIFO would be read for ever or block power-up):
+    say so now, for those that exist."""
+    from controller.journal.anchor import ANCHOR_READ_LIMIT, KEY_FILE_LIMIT, default_anchor_path
+    from controller.journal.safeio import small_file_problem
+    from controller.journal.seal import SEAL_FILE_SIZE
+
+    anchor = config.journal_anchor or default_anchor_path(config.journal_path)
+    files = [
+        ("journal.anchor", anchor, ANCHOR_READ_LIMIT, "anchor"),
+        ("journal.key_file", config.journal_key_file, KEY_FILE_LIMIT, "key file"),
+        ("journal.seal_key", config.journal_seal_key, SEAL_FILE_SIZE, "sealing key"),
+    ]
+    problems = []
+    for key, path, limit, what in files:
+        if path is None:
+            continue
+        problem = small_file_problem(path, limit, what)
+        if problem is not None:
+            problems.append(f"{key}: {problem} (read only when a regular file of at most "
+                            f"{limit} bytes)")  # fmt: skip
+    return problems
 
 
 def run_hash_pin(args: argparse.Namespace) -> int:

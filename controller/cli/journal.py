@@ -1,9 +1,12 @@
-"""``tablectl journal verify`` and ``tablectl journal export``: the auditor's view of a journal.
+"""``tablectl journal verify``, ``export`` and ``setup-keys``: the auditor's view of a journal, and
+the install step that makes its forward-secure sealing key.
 
 Responsible for running `controller.journal.audit.verify` (chain, everything stored, the anchor
 and, through the round machine re-run from the journal's own configuration, every entry's effects
 and state) and ``export`` on a journal file
 named on the command line, and for turning every failure into a clear message and a non-zero exit.
+``setup-keys`` writes only the sealing-key file (the first sealing key) and prints the
+verification key once; it never writes the verification key to any file.
 Must never create, write or repair a journal file, and never print a traceback for a bad file.
 """
 
@@ -22,13 +25,27 @@ from controller.journal import redact
 from controller.journal.anchor import load_key
 from controller.journal.audit import (
     ReplayFactory,
+    connect_read_only,
     export,
+    schema_problems,
     verify,
 )
 from controller.journal.format import JSON, Entry, JournalError, completes_a_round
+from controller.journal.seal import (
+    SealError,
+    format_verification_key,
+    new_verification_key,
+    parse_verification_key,
+    seal_id,
+    write_new_seal_file,
+)
 from fsm.round.config import GameConfig
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
+
+#: The installed table configuration (deploy/install.sh): plain verify compares the journal
+#: with it when it exists.
+INSTALLED_CONFIG = Path("/etc/paigow/table.toml")
 
 
 def register(sub: Any) -> None:
@@ -48,8 +65,40 @@ def register(sub: Any) -> None:
     ver.add_argument(
         "--no-anchor", action="store_true", help="check without the anchor (says so in the report)"
     )
-    ver.add_argument("--key-file", help="the keyed chain's key: check every entry's MAC")
+    ver.add_argument("--key-file", help="the static keyed chain's key (journals made before seals)")
+    ver.add_argument(
+        "--verify-key",
+        metavar="KEY",
+        help="the verification key setup-keys printed (pgvk1-...): check every entry's "
+        "forward-secure seal",
+    )
+    ver.add_argument(
+        "--expect-head",
+        metavar="SEQ:HASH",
+        help="a head signed earlier (shift report, console status): the journal must hold it",
+    )
+    ver.add_argument(
+        "--installed-config",
+        metavar="PATH",
+        help="the installed, approved table configuration to compare the journal with "
+        f"(default: {INSTALLED_CONFIG} when it exists, for a journal of its table)",
+    )
+    ver.add_argument(
+        "--no-installed-config",
+        action="store_true",
+        help="do not compare the journal with the installed configuration (says so)",
+    )
     ver.set_defaults(func=run_verify)
+    keys = actions.add_parser(
+        "setup-keys",
+        help="make the forward-secure sealing key (install, once) and print the verification key",
+    )
+    keys.add_argument("--config", help="the table configuration: its [journal] seal_key")
+    keys.add_argument("--seal-key", help="the sealing-key file to create (default: --config's)")
+    keys.add_argument(
+        "--no-qr", action="store_true", help="print the verification key as a string only"
+    )
+    keys.set_defaults(func=run_setup_keys)
     exp = actions.add_parser("export", help="write every entry as JSON lines or CSV on stdout")
     exp.add_argument("--db", required=True, help="the journal file (SQLite)")
     exp.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
@@ -123,16 +172,124 @@ def run_verify(args: argparse.Namespace) -> int:
     try:
         replay, why_not = make_replay(path, args.config)
         key = load_key(args.key_file) if args.key_file else None
+        verify_key = None if args.verify_key is None else parse_verification_key(args.verify_key)
+        expect_head = None if args.expect_head is None else parse_head(args.expect_head)
+        installed = None if args.no_installed_config else _installed_config(args.installed_config)
     except Exception as exc:  # a bad --config (ConfigError lists its problems), a bad key file
         print(f"journal verify: {exc}", file=sys.stderr)
         return 2
     if why_not is not None:
         print(f"journal verify: warning: {why_not}", file=sys.stderr)
     result = verify(
-        path, replay, anchor=args.anchor, use_anchor=not args.no_anchor, key=key
+        path,
+        replay,
+        anchor=args.anchor,
+        use_anchor=not args.no_anchor,
+        key=key,
+        verify_key=verify_key,
+        expect_head=expect_head,
     ).to_json()
+    if installed is not None and _same_table(path, installed):
+        extra = installed_problems(path, installed)
+        if extra:
+            result["problems"] = [*extra, *result["problems"]]
+            result["ok"] = False
     _print_verify(result, args.json)
     return 0 if result["ok"] else 1
+
+
+def parse_head(text: str) -> tuple[int, str]:
+    """``SEQ:HASH`` as the shift report and the console status print it."""
+    seq, sep, digest = text.strip().partition(":")
+    digest = digest.strip().lower()
+    if (
+        not sep
+        or not seq.strip().isdigit()
+        or int(seq) < 1
+        or len(digest) != 64
+        or any(c not in "0123456789abcdef" for c in digest)
+    ):
+        raise ValueError(f"--expect-head: must be SEQ:HASH (a seq and 64 hex digits), got {text!r}")
+    return int(seq), digest
+
+
+def _same_table(path: Path, installed: Any) -> bool:
+    """The journal is the installed table's (its ``meta.table_id``): another table's journal
+    audited on this machine is not compared with this table's configuration."""
+    try:
+        conn = connect_read_only(path)
+    except Exception:
+        return False
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchone()
+    except Exception:
+        return False
+    finally:
+        conn.close()
+    return row is not None and str(row[0]) == str(installed.table.id)
+
+
+def _installed_config(given: str | None) -> Any:
+    """The installed configuration to compare with: ``--installed-config``, or the default path
+    when it exists; None without one."""
+    if given is None and not INSTALLED_CONFIG.is_file():
+        return None
+    return load_config(given if given is not None else INSTALLED_CONFIG)
+
+
+def installed_problems(path: Path, installed: Any) -> list[str]:
+    """The journal against the installed, approved configuration: a journal without the
+    protection the installation gives (sealed or keyed) is named as downgraded, and the
+    journal's configuration (its current one: the stored snapshot's, else the one it began
+    with) must be the installed one."""
+    from controller.service.restart import config_differences
+
+    try:
+        conn = connect_read_only(path)
+    except Exception as exc:
+        return [f"cannot compare with the installed configuration: {exc}"]
+    try:
+        if schema_problems(conn):
+            return []
+        meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        row = conn.execute("SELECT snapshot FROM state WHERE id = 1").fetchone()
+    finally:
+        conn.close()
+    problems: list[str] = []
+    key_id = meta.get("key_id", "")
+    source = getattr(installed, "source", "the installed configuration")
+    if installed.journal_seal_key is not None and not key_id.startswith("fss1:"):
+        problems.append(
+            f"downgraded: {source} seals the journal ([journal] seal_key) but this journal is "
+            f"not sealed (key id {key_id or 'none'}): made without seals, or re-forged without them"
+        )
+    elif installed.journal_key_file is not None and not key_id:
+        problems.append(
+            f"downgraded: {source} keys the journal ([journal] key_file) but this journal is "
+            "unkeyed: made without the key, or re-forged without it"
+        )
+    current: Any = None
+    if row is not None:
+        try:
+            current = json.loads(row[0]).get("config")
+        except (ValueError, AttributeError):
+            current = None
+    if not isinstance(current, dict):
+        try:
+            current = json.loads(meta.get("config", "null"))
+        except ValueError:
+            current = None
+    if isinstance(current, dict):
+        wanted = installed.game.to_mapping()
+        differences = config_differences(current, wanted)
+        if differences:
+            keys = ", ".join(k for k, _, _ in differences[:10])
+            problems.append(
+                f"the journal's configuration is not the installed one ({source}): {keys} "
+                "differ (a change pending in the file applies when the table next closes: "
+                "verify again then)"
+            )
+    return problems
 
 
 def _print_verify(report: dict[str, JSON], as_json: bool) -> None:
@@ -151,6 +308,60 @@ def _print_verify(report: dict[str, JSON], as_json: bool) -> None:
         print(f"  power-up at seq {power_up['seq']}: software {power_up['software_hash']}")
     for note in report.get("notes", []):
         print(f"  note: {note}")
+    head = report.get("head")
+    if isinstance(head, dict) and head.get("seq"):
+        print(f"  head: seq {head['seq']} hash {head['hash']}")
+
+
+def run_setup_keys(args: argparse.Namespace) -> int:
+    """Create the sealing-key file and print the verification key (a string, and a QR code)."""
+    target: Path | None = None if args.seal_key is None else Path(args.seal_key)
+    if target is None and args.config is not None:
+        try:
+            target = load_config(args.config).journal_seal_key
+        except Exception as exc:
+            print(f"journal setup-keys: {exc}", file=sys.stderr)
+            return 2
+        if target is None:
+            print(
+                f"journal setup-keys: {args.config} has no [journal] seal_key",
+                file=sys.stderr,
+            )
+            return 2
+    if target is None:
+        print("journal setup-keys: give --seal-key PATH or --config PATH", file=sys.stderr)
+        return 2
+    verification_key = new_verification_key()
+    try:
+        write_new_seal_file(target, verification_key)
+    except SealError as exc:
+        print(f"journal setup-keys: {exc}", file=sys.stderr)
+        return 1
+    text = format_verification_key(verification_key)
+    print(f"sealing key written to {target} (seal id fss1:{seal_id(verification_key)})")
+    print("VERIFICATION KEY (print it now for the back office and the regulator; it is not kept")
+    print("on this machine and cannot be shown again):")
+    print(f"  {text}")
+    if not args.no_qr:
+        qr = _qr_text(text)
+        if qr is not None:
+            print(qr)
+    print(f"check a journal with: tablectl journal verify --db PATH --verify-key {text}")
+    return 0
+
+
+def _qr_text(text: str) -> str | None:
+    """The verification key as a QR code in terminal characters (segno: a small, pure-Python,
+    well-kept ISO/IEC 18004 encoder); None when it is not installed."""
+    try:
+        import io
+
+        import segno
+    except ImportError:
+        return None
+    out = io.StringIO()
+    segno.make(text, error="m", micro=False).terminal(out=out, compact=True)
+    return out.getvalue()
 
 
 def run_export(args: argparse.Namespace) -> int:

@@ -2,7 +2,11 @@
 
 Responsible for the argument grammar of the reports and their output (text for people, one JSON
 document with ``--json``); the reports themselves are built by `controller.journal.reports` from the
-journal, read-only. Must never create or write a journal file, and never print a traceback for a
+journal, read-only. Before any figure is printed the journal is verified as ``journal verify``
+does (chain, everything stored, the replay of every entry, and with ``--verify-key`` every seal):
+when it fails, every money line is marked UNVERIFIED with the first bad seq, and the exit is 1.
+The shift report ends with the journal's head (seq and hash) for the supervisor to sign: the
+paper witness. Must never create or write a journal file, and never print a traceback for a
 bad file or a bad time: a clear message and a non-zero exit instead.
 """
 
@@ -38,7 +42,51 @@ def register(sub: Any) -> None:
         default=25,
         help="hits: how many of the last hits (default 25)",
     )
+    parser.add_argument(
+        "--verify-key",
+        metavar="KEY",
+        help="the verification key (pgvk1-...): the figures are vouched for by every seal too",
+    )
     parser.set_defaults(func=run)
+
+
+def _verification(path: str, verify_key: str | None) -> dict[str, Any]:
+    """``journal verify`` of the journal the report reads (with the replay): ``verified``,
+    ``first_bad_seq``, the first problems, whether the seals were checked, and the head."""
+    from pathlib import Path
+
+    from controller.cli.journal import make_replay
+    from controller.journal.audit import verify
+    from controller.journal.seal import parse_verification_key
+
+    key = None if verify_key is None else parse_verification_key(verify_key)
+    replay, _ = make_replay(Path(path), None)
+    from controller.journal.anchor import default_anchor_path
+
+    # a copy without its anchor still has its chain, seals and replay checked (a note says so)
+    anchored = default_anchor_path(path).exists()
+    result = verify(path, replay, verify_key=key, use_anchor=anchored)
+    return {
+        "verified": result.ok,
+        "first_bad_seq": result.first_bad_seq,
+        "problems": result.problems[:5],
+        "notes": result.notes,
+        "head": {"seq": result.head_seq, "hash": result.head_hash},
+    }
+
+
+def _mark_unverified(text: list[str], check: dict[str, Any]) -> list[str]:
+    """Every line with a dollar figure marked, and a banner naming the first bad seq."""
+    where = check["first_bad_seq"]
+    tag = f"UNVERIFIED (from seq {where})" if where is not None else "UNVERIFIED"
+    problem = check["problems"][0] if check["problems"] else "verification failed"
+    banner = [
+        f"UNVERIFIED: this journal fails verification"
+        f"{'' if where is None else f' from seq {where}'}: {problem}",
+        "UNVERIFIED: no figure below can be relied on (run tablectl journal verify)",
+    ]
+    marked = [f"{line}  [{tag}]" if "$" in line else line for line in text]
+    return [*banner, *marked, banner[0]]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -61,6 +109,11 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     try:
+        check = _verification(args.db, args.verify_key)
+    except Exception as exc:  # a mistyped verification key
+        print(f"report {args.kind}: {exc}", file=sys.stderr)
+        return 2
+    try:
         with JournalReader(args.db) as reader:
             document: Any
             if args.kind == "rounds":
@@ -78,6 +131,17 @@ def run(args: argparse.Namespace) -> int:
             if reader.training:  # a simulated training table's journal, on every report
                 document["training"] = True
                 text = [reports.TRAINING_BANNER, *text]
+            document["verification"] = check
+            head = check["head"]
+            if args.kind == "shift" and head["seq"]:  # the paper witness, for a signature
+                text = [
+                    *text,
+                    f"journal head: seq {head['seq']} hash {head['hash']}",
+                    "  signed (supervisor): ____________________  (check later with tablectl "
+                    "journal verify --expect-head SEQ:HASH)",
+                ]
+            if not check["verified"]:
+                text = _mark_unverified(text, check)
     except ReportError as exc:
         print(f"report {args.kind}: {exc}", file=sys.stderr)
         return 1
@@ -86,4 +150,4 @@ def run(args: argparse.Namespace) -> int:
     else:
         print("\n".join(text))
     problems = document.get("problems") if isinstance(document, dict) else None
-    return 1 if problems else 0
+    return 1 if problems or not check["verified"] else 0

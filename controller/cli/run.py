@@ -327,7 +327,17 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     if ready.fatal:
         return EXIT_UNAVAILABLE
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    from controller.journal.audit import recorded_mode
     from controller.journal.lock import JournalInUse, JournalLock
+
+    if recorded_mode(config.journal_path) == "training":  # before anything is started
+        print(
+            f"run: cannot start: journal {config.journal_path} is a TRAINING journal (made by "
+            "tablectl simulate): a live table never carries on a training journal (nothing "
+            "was appended); give [journal] path the live journal",
+            file=sys.stderr,
+        )
+        return EXIT_CONFIG
 
     try:  # one controller per journal: before any device, socket or thread is started
         lock = JournalLock.acquire(config.journal_path)

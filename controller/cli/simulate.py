@@ -172,7 +172,7 @@ def run_simulate(args: argparse.Namespace) -> int:
     db = Path(args.db) if args.db else config.journal_path
     from controller.journal.lock import JournalInUse, JournalLock
 
-    problem = journal_path_problem(db)
+    problem = live_journal_problem(db) or journal_path_problem(db)
     if problem is not None:
         print(f"tablectl simulate: {problem}", file=err)
         return EXIT_BAD_INPUT
@@ -211,6 +211,40 @@ def _linked_problem(args: argparse.Namespace) -> str | None:
         return "--linked needs --headless --rounds N"
     if args.sas_link or args.linger:
         return "--linked takes no --sas-link or --linger"
+    return None
+
+
+#: The installed live table's configuration (deploy/install.sh); its journal is never a
+#: simulated table's.
+LIVE_CONFIG = Path("/etc/paigow/table.toml")
+
+
+def live_journal_problem(db: Path, live_config: Path = LIVE_CONFIG) -> str | None:
+    """Why a simulated (training) table must not use ``db``: it is a live journal (its
+    ``meta.mode``, or the first power_up of a journal made before it), or the journal path of
+    the live configuration (the default one, or the installed ``live_config``'s) even before a
+    live journal exists there. None: it may. Nothing is opened for writing."""
+    from controller.config import DEFAULT_JOURNAL, load_config
+    from controller.journal.audit import recorded_mode
+
+    if recorded_mode(db) == "live":
+        return (
+            f"journal {db} is a LIVE table's journal: a training or simulated table never "
+            "writes to it (nothing was appended); give --db a journal of its own"
+        )
+    live_paths = {Path(DEFAULT_JOURNAL)}
+    try:
+        if live_config.is_file():
+            live_paths.add(load_config(live_config).journal_path)
+    except Exception:  # an unreadable live configuration: the default path is still refused
+        pass
+    resolved = db.resolve()
+    for live in live_paths:
+        if resolved == live.resolve():
+            return (
+                f"journal {db} is the live table's journal path ({live}): a training or "
+                "simulated table never writes there; give --db a journal of its own"
+            )
     return None
 
 

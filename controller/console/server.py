@@ -33,7 +33,6 @@ import json
 import logging
 import os
 import queue
-import re
 import selectors
 import socket
 import stat
@@ -45,7 +44,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from controller.config import DEFAULT_CONSOLE_SOCKET
-from controller.supervisor.gate import PinCheck, PinGate
+from controller.supervisor.gate import PinCheck, PinGate, valid_supervisor_id
 from controller.supervisor.lockout import (
     LOCKOUT_S,
     WINDOW_S,
@@ -80,7 +79,6 @@ MAX_CLIENTS = 16
 REPLY_SEND_S = 1.0
 #: How long the console waits for the owner to commit a posted event (seconds).
 COMMIT_TIMEOUT_S = 10.0
-_SUPERVISOR_ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 REQUEST_KEYS = ("request", "args", "supervisor", "pin")
 
 
@@ -126,9 +124,7 @@ def parse_line(line: bytes) -> Request:
         if not isinstance(arg, str):
             raise RequestError(f"args[{i}]: must be a string, got {type(arg).__name__}")
     supervisor = data.get("supervisor")
-    if supervisor is not None and (
-        not isinstance(supervisor, str) or not _SUPERVISOR_ID.match(supervisor)
-    ):
+    if supervisor is not None and (not valid_supervisor_id(supervisor)):
         raise RequestError(
             "supervisor: must be a supervisor id (1-32 lowercase letters, digits, '_' or '-')"
         )
@@ -489,8 +485,29 @@ class ConsoleServer:
                 "config_pending": list(getattr(snap, "config_pending", ())),
                 "last_event": snap.last_event,
                 "console_refusals": self.refusals,
+                "head": self._head(),
             },
         }
+
+    def _head(self) -> str | None:
+        """The journal's head as ``SEQ:HASH``, for a supervisor to sign (the paper witness;
+        ``tablectl journal verify --expect-head`` checks it later); read-only, one row."""
+        path = getattr(self._owner, "journal_path", None)
+        if path is None:
+            return None
+        from controller.journal.audit import connect_read_only
+
+        try:
+            conn = connect_read_only(path)
+        except Exception:
+            return None
+        try:
+            row = conn.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
+        except Exception:
+            return None
+        finally:
+            conn.close()
+        return None if row is None else f"{row[0]}:{row[1]}"
 
 
 def request_line(name: str, args: Sequence[str], supervisor: str | None, pin: str | None) -> bytes:

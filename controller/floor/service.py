@@ -24,6 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from controller.floor.bound import CommandBound
 from controller.floor.config import SasSection
 from controller.floor.exceptions import FloorFold, Queued
 from controller.floor.framelog import FrameLog, log_path_for
@@ -94,6 +95,7 @@ class FloorLink:
         self.journal_path = Path(journal_path)
         self.transport = transport
         self.responder = Responder(sas, game, serial_number or sas.serial_number)
+        self.bound = CommandBound()  # host commands journaled per window (controller/floor/bound)
         self.frames = FrameLog(
             sas.frame_log, sas.address, log_path or log_path_for(self.journal_path)
         )
@@ -159,7 +161,15 @@ class FloorLink:
             self.posted_errors += 1
             log.exception("floor link: could not post %s", event.TYPE)
 
+    def _command(self, command: FloorCommand | None, now: float) -> None:
+        """Post a host command within the bound (a held one once the window has room)."""
+        for admitted in (
+            self.bound.release(now) if command is None else self.bound.admit(command, now)
+        ):
+            self._post(admitted)
+
     def _handle(self, link: SasLink, events: list[SasEvent], now: float) -> None:
+        self._command(None, now)
         for ev in events:
             if isinstance(ev, PollReceived):
                 poll = ev.poll
@@ -175,7 +185,7 @@ class FloorLink:
                 if reply.frame is None and reply.reason:
                     self.frames.add("rx", b"", f"not answered: {reply.reason}")
                 if reply.command is not None:
-                    self._post(reply.command)
+                    self._command(reply.command, now)
             elif isinstance(ev, Acked):
                 if ev.poll.command is None and ev.answer != b"\x00":
                     head = self._delivered
@@ -190,7 +200,7 @@ class FloorLink:
                 self.frames.add("rx", ev.poll.raw, "broadcast " + ev.poll.name)
                 reply = self.responder.broadcast(ev.poll, self._wall())
                 if reply.command is not None:
-                    self._post(reply.command)
+                    self._command(reply.command, now)
             elif isinstance(ev, BadFrame):
                 self.frames.add("rx", ev.raw, ev.reason)
             elif isinstance(ev, Resent):

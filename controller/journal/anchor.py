@@ -38,6 +38,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.journal.safeio import SafeReadError, read_small_file
+
 MAGIC = "PGA3"
 SLOT = 192
 ANCHOR_SIZE = 2 * SLOT
@@ -46,6 +48,11 @@ ANCHOR_SIZE = 2 * SLOT
 #: an idle table would go unseen (plus one flush).
 LINGER_S = 0.005
 KEY_BYTES = 32
+#: The most an anchor file may hold to be read at all (its two slots are ANCHOR_SIZE bytes; a
+#: path configured to /dev/zero or a huge file is refused, not read into memory)
+ANCHOR_READ_LIMIT = 4096
+#: The most a key file may hold (64 hex digits and some white space).
+KEY_FILE_LIMIT = 256
 
 
 class AnchorError(Exception):
@@ -126,11 +133,13 @@ def read_anchor(path: str | Path) -> AnchorRecord | None:
     exist. `AnchorError` when it exists but holds no valid slot or cannot be read."""
     p = Path(path)
     try:
-        raw = p.read_bytes()
+        raw = read_small_file(p, ANCHOR_READ_LIMIT, "anchor")
     except FileNotFoundError:
         return None
-    except OSError as exc:
-        raise AnchorError(f"anchor {p}: cannot read: {exc}") from exc
+    except OSError as exc:  # SafeReadError: a FIFO, /dev/zero, a file too large
+        raise AnchorError(
+            str(exc) if isinstance(exc, SafeReadError) else f"anchor {p}: cannot read: {exc}"
+        ) from exc
     records = [r for r in (_parse_slot(raw[i : i + SLOT]) for i in (0, SLOT)) if r is not None]
     if not records:
         raise AnchorError(f"anchor {p}: no valid record (damaged or not an anchor file)")
@@ -153,9 +162,15 @@ class AnchorWriter:
     (``bench_journal``: ``journal_append_us`` against ``journal_append_no_anchor_us``).
     """
 
-    def __init__(self, path: str | Path, key: bytes | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        key: bytes | None = None,
+        on_idle: Callable[[], None] | None = None,
+    ) -> None:
         self.path = Path(path)
         self._key = key
+        self._on_idle = on_idle  # called on the thread when it found the table idle
         created = not self.path.exists()
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o640)
@@ -268,6 +283,8 @@ class AnchorWriter:
                 self._parked = True
             if record is not None:
                 self._background(*record)
+            if self._on_idle is not None:
+                self._on_idle()  # e.g. sync the sealing key's last overwrite
             linger = False
 
     def _write_pending(self) -> None:
@@ -332,7 +349,9 @@ def load_key(path: str | Path) -> bytes:
     only (``deploy/install.sh`` creates it with ``umask 077``). `AnchorError` names the problem."""
     p = Path(path)
     try:
-        text = p.read_text(encoding="ascii").strip()
+        text = read_small_file(p, KEY_FILE_LIMIT, "key file").decode("ascii").strip()
+    except SafeReadError as exc:
+        raise AnchorError(str(exc)) from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise AnchorError(f"key file {p}: cannot read: {exc}") from exc
     try:

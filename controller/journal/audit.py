@@ -35,7 +35,6 @@ from controller.journal.format import (
     EXPECTED_COLUMNS,
     EXPECTED_TRIGGERS,
     JSON,
-    META_KEYS,
     SCHEMA_SQL,
     SCHEMA_VERSION,
     Entry,
@@ -47,9 +46,11 @@ from controller.journal.format import (
     entry_mac,
     genesis_hash,
     key_id,
+    meta_keys_problem,
     meters_json,
     state_hash,
 )
+from controller.journal.seal import SEAL_PREFIX, SealChain
 
 
 class Replayer(Protocol):
@@ -87,6 +88,11 @@ class VerifyReport:
     problems: list[str] = field(default_factory=list)
     power_ups: list[dict[str, JSON]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: the first seq a problem names (chain, hash, seal, data, replay); None when none does
+    first_bad_seq: int | None = None
+    #: the head: the last entry's seq and hash (0 and "" for an empty or unreadable journal)
+    head_seq: int = 0
+    head_hash: str = ""
 
     def to_json(self) -> dict[str, JSON]:
         return {
@@ -96,6 +102,8 @@ class VerifyReport:
             "problems": list(self.problems),
             "power_ups": [dict(p) for p in self.power_ups],
             "notes": list(self.notes),
+            "first_bad_seq": self.first_bad_seq,
+            "head": {"seq": self.head_seq, "hash": self.head_hash},
         }
 
 
@@ -106,6 +114,12 @@ class _Problems:
         self.items: list[str] = []
         self.cap = cap
         self.dropped = 0
+        self.first_seq: int | None = None
+
+    def at(self, seq: int) -> None:
+        """Entry ``seq`` cannot be trusted (the lowest such seq is the report's first bad)."""
+        if self.first_seq is None or seq < self.first_seq:
+            self.first_seq = seq
 
     def add(self, text: str) -> None:
         if len(self.items) < self.cap:
@@ -162,6 +176,44 @@ def connect_read_only(path: str | Path) -> sqlite3.Connection:
 
 def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "replace")
+
+
+def journal_mode(conn: sqlite3.Connection) -> str | None:
+    """Whether the journal on ``conn`` is a ``"live"`` or a ``"training"`` journal: its
+    ``meta.mode`` row, or for a journal made before that row, its first entry's ``training``
+    flag (a simulated table's power_up says so); None for a journal without either (empty).
+    Reads two rows: the same cost for any length."""
+    row = conn.execute("SELECT value FROM meta WHERE key = 'mode'").fetchone()
+    if row is not None:
+        return str(row[0])
+    first = conn.execute("SELECT data FROM journal WHERE seq = 1").fetchone()
+    if first is None:
+        return None
+    try:
+        data = json.loads(first[0])
+    except (TypeError, ValueError):
+        return None
+    return "training" if isinstance(data, dict) and data.get("training") is True else "live"
+
+
+def recorded_mode(path: str | Path) -> str | None:
+    """`journal_mode` of the journal file at ``path``, read-only; None when there is no file or
+    it is not a readable journal of ours (the writer then says what is wrong)."""
+    p = Path(path)
+    if not p.is_file() or p.stat().st_size == 0:
+        return None
+    try:
+        conn = connect_read_only(p)
+    except (JournalError, sqlite3.Error):
+        return None
+    try:
+        if schema_problems(conn):
+            return None
+        return journal_mode(conn)
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
 
 
 def is_empty_database(conn: sqlite3.Connection) -> bool:
@@ -234,12 +286,15 @@ class _Walk:
         genesis: str,
         key: bytes | None,
         keyed: bool,
+        chain: SealChain | None = None,
     ) -> None:
         self.conn = conn
         self.problems = problems
         self.genesis = genesis
         self.key = key
         self.keyed = keyed
+        self.chain = chain  # forward-secure seals, re-derived from the verification key
+        self.bad_seals = 0
         self.entries = 0
         self.rounds = 0
         self.last_seq = 0
@@ -314,11 +369,14 @@ class _Walk:
         s_hash: str,
         mac: str,
     ) -> Entry | None:
-        add = self.problems.add
+        problems = self.problems
+        add = problems.add
         self.entries += 1
         if seq != self.last_seq + 1:
             add(f"gap after seq {self.last_seq}: next entry is seq {seq}")
+            problems.at(self.last_seq + 1)
         if prev != self.last_hash:
+            problems.at(seq)
             if seq == 1:
                 add("seq 1: prev_hash is not the genesis hash of the meta rows (meta edited)")
             else:
@@ -327,26 +385,44 @@ class _Walk:
             computed: str | None = entry_hash(seq, ts_ms, round_id, type_, data, prev, s_hash)
         except Exception as exc:  # a column of the wrong type (STRICT removed by hand)
             add(f"seq {seq}: cannot recompute hash: {exc}")
+            problems.at(seq)
             computed = None
         if computed is not None and computed != digest:
             add(f"seq {seq}: hash mismatch (stored {digest}, computed {computed})")
+            problems.at(seq)
+        if self.chain is not None and isinstance(seq, int) and isinstance(digest, str):
+            expected = self.chain.seal_of(seq, digest)
+            if expected is None or not (
+                isinstance(mac, str) and hmac.compare_digest(mac, expected)
+            ):
+                self.bad_seals += 1
+                problems.at(seq)
+                if self.bad_seals == 1:
+                    add(
+                        f"seq {seq}: seal does not match: the entry was altered, or re-sealed "
+                        "without its key (forward-secure seals, docs/journal.md)"
+                    )
         if not self.keyed and mac != "":
             add(f"seq {seq}: a MAC in an unkeyed journal (mac column edited)")
         elif self.keyed and not (isinstance(mac, str) and len(mac) == 64):
             add(f"seq {seq}: keyed chain: MAC missing or malformed")
+            problems.at(seq)
         if self.key is not None and not (
             isinstance(mac, str)
             and isinstance(digest, str)
             and hmac.compare_digest(mac, entry_mac(self.key, digest))
         ):
             add(f"seq {seq}: keyed chain: MAC does not match (rewritten without the key)")
+            problems.at(seq)
         self.last_seq, self.last_hash, self.last_state_hash = seq, digest, s_hash
         try:
             obj = decode_object(data, f"seq {seq}: data")
             if canonical_json(obj, f"seq {seq}: data") != data:
                 add(f"seq {seq}: data is not in canonical JSON form")
+                problems.at(seq)
         except (ValueError, TypeError) as exc:
             add(str(exc))
+            problems.at(seq)
             return None
         if completes_a_round(type_, obj):
             self.rounds += 1
@@ -440,8 +516,9 @@ def _check_head(stored: _Stored, walk: _Walk, problems: _Problems) -> None:
 
 def _check_meta(conn: sqlite3.Connection, problems: _Problems) -> dict[str, str]:
     meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
-    if tuple(sorted(meta)) != META_KEYS:
-        problems.add(f"meta holds keys {sorted(meta)}, expected {list(META_KEYS)}")
+    problem = meta_keys_problem(meta)
+    if problem is not None:
+        problems.add(problem)
     return meta
 
 
@@ -491,6 +568,7 @@ class _ReplayCheck:
             try:
                 recomputed = self.replayer.step(entry)
             except Exception as exc:
+                self.problems.at(entry.seq)
                 self.problems.add(
                     f"replay failed at seq {entry.seq} ({entry.type}): {type(exc).__name__}: {exc}"
                 )
@@ -500,6 +578,7 @@ class _ReplayCheck:
             rec, new = _effects_json(recorded), _effects_json(recomputed)
             if rec != new:
                 self.effect_diffs += 1
+                self.problems.at(entry.seq)
                 if self.effect_diffs == 1:
                     self.problems.add(
                         f"seq {entry.seq} ({entry.type}): recorded effects differ from the "
@@ -509,6 +588,7 @@ class _ReplayCheck:
             meters = canonical_json(_normal(self.replayer.meters()), "replayed meters")
             if state_hash(snap, meters, self.rounds) != entry.state_hash:
                 self.state_diffs += 1
+                self.problems.at(entry.seq)
                 if self.state_diffs == 1:
                     self.problems.add(
                         f"seq {entry.seq} ({entry.type}): the state it recorded is not the state "
@@ -585,6 +665,25 @@ def _check_anchor(
         )
 
 
+def _check_expected_head(
+    conn: sqlite3.Connection, walk: _Walk, expected: tuple[int, str], problems: _Problems
+) -> None:
+    seq, digest = expected
+    row = conn.execute("SELECT hash FROM journal WHERE seq = ?", (seq,)).fetchone()
+    if row is None:
+        problems.add(
+            f"the signed head seq {seq} is not in the journal, which ends at seq "
+            f"{walk.last_seq}: entries vanished (rolled back, cut short or replaced)"
+        )
+        problems.at(walk.last_seq + 1)
+    elif str(row[0]) != digest:
+        problems.add(
+            f"seq {seq}: hash {row[0]} is not the signed head's {digest}: the journal was "
+            "rewritten or replaced since the head was signed"
+        )
+        problems.at(seq)
+
+
 def verify(
     path: str | Path,
     replay: ReplayFactory | None = None,
@@ -593,6 +692,8 @@ def verify(
     anchor: str | Path | None = None,
     use_anchor: bool = True,
     key: bytes | None = None,
+    verify_key: bytes | None = None,
+    expect_head: tuple[int, str] | None = None,
 ) -> VerifyReport:
     """Check the journal file at ``path``; never raises for a bad file, reports problems instead.
 
@@ -605,6 +706,14 @@ def verify(
     with ``replay``, every entry re-run through the round machine from the journal's own
     configuration, its effects and state compared entry by entry. The replay is skipped when the
     file or its schema is damaged (its differences would be noise).
+
+    ``verify_key`` (the verification key `setup-keys` printed): every entry's forward-secure seal
+    is checked against the key chain re-derived from it; a journal that is not sealed is then a
+    problem (made without seals, or re-forged without them). Without it a sealed journal's seals
+    are not checked (a note says so).
+
+    ``expect_head`` (seq, hash): a head signed earlier (the shift report's paper witness, or the
+    centre's witnessed head): the journal must still hold that entry with that hash.
     """
     problems = _Problems(max_problems)
     notes: list[str] = []
@@ -640,15 +749,40 @@ def verify(
             stage = "reading the meta rows"
             meta = _check_meta(conn, problems)
             stored_key = meta.get("key_id", "")
-            if key is not None and stored_key != key_id(key):
+            sealed = stored_key.startswith(SEAL_PREFIX)
+            chain = None if verify_key is None else SealChain(verify_key)
+            if chain is not None and not sealed:
+                problems.add(
+                    f"the journal is not sealed (key id {stored_key or 'none'}) but a "
+                    "verification key was given: a journal made without seals, or re-forged "
+                    "without them (downgraded)"
+                )
+                problems.at(1)
+                chain = None
+            elif chain is not None and stored_key != SEAL_PREFIX + chain.id:
+                problems.add(
+                    f"the verification key given ({SEAL_PREFIX}{chain.id}) is not the "
+                    f"journal's ({stored_key})"
+                )
+                problems.at(1)
+                chain = None
+            elif chain is None and sealed:
+                notes.append(
+                    f"forward-secure seals ({stored_key}) not checked: no --verify-key given"
+                )
+            if sealed and key is not None:
+                problems.add("the journal is sealed: a static key (--key-file) does not apply")
+            elif key is not None and stored_key != key_id(key):
                 problems.add(
                     f"the key given (id {key_id(key)}) is not the journal's "
                     f"({stored_key or 'unkeyed journal'})"
                 )
-            elif key is None and stored_key:
+            elif key is None and stored_key and not sealed:
                 notes.append(f"keyed chain (key id {stored_key}) not checked: no key given")
             stage = "reading the journal"
-            walk = _Walk(conn, problems, genesis_hash(meta), key, bool(stored_key))
+            walk = _Walk(
+                conn, problems, genesis_hash(meta), None if sealed else key, bool(stored_key), chain
+            )
             stored = _read_state(conn, problems)
             if replay is not None and not (damaged or schema):
                 check = _ReplayCheck(replay(_recorded_config(meta, problems)), problems)
@@ -658,6 +792,10 @@ def verify(
                 notes.append("replay not run: the file or its schema is damaged")
             for _ in walk:  # whatever the replay did not consume
                 pass
+            if walk.bad_seals > 1:
+                problems.add(f"seals: {walk.bad_seals} entries in all with a bad seal")
+            if expect_head is not None:
+                _check_expected_head(conn, walk, expect_head, problems)
             _check_head(stored, walk, problems)
             if use_anchor:
                 if record is not False:
@@ -677,7 +815,17 @@ def verify(
     entries = walk.entries if walk else 0
     rounds = walk.rounds if walk else 0
     result = problems.result()
-    return VerifyReport(not result, entries, rounds, result, walk.power_ups if walk else [], notes)
+    return VerifyReport(
+        not result,
+        entries,
+        rounds,
+        result,
+        walk.power_ups if walk else [],
+        notes,
+        first_bad_seq=problems.first_seq if result else None,
+        head_seq=walk.last_seq if walk else 0,
+        head_hash=walk.last_hash if walk and walk.last_seq else "",
+    )
 
 
 class Redactor(Protocol):

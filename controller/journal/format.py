@@ -27,6 +27,22 @@ SCHEMA_VERSION = 2
 APPLICATION_ID = 0x50474A31
 #: The ``meta`` keys every journal has; all of them are covered by the genesis hash.
 META_KEYS = ("asset_number", "config", "created", "key_id", "schema_version", "table_id")
+#: ``meta.mode``: "live" or "training", recorded at creation (journals made before it have no
+#: such row: their first power_up's ``training`` flag says which they are).
+MODES = ("live", "training")
+META_KEYS_WITH_MODE = tuple(sorted((*META_KEYS, "mode")))
+
+
+def meta_keys_problem(meta: Mapping[str, str]) -> str | None:
+    """Why the ``meta`` rows are not a journal's (None: they are)."""
+    keys = tuple(sorted(meta))
+    if keys not in (META_KEYS, META_KEYS_WITH_MODE):
+        return f"meta holds keys {list(keys)}, expected {list(META_KEYS)} (and mode)"
+    if "mode" in meta and meta["mode"] not in MODES:
+        return f"meta.mode is {meta['mode']!r}, expected 'live' or 'training'"
+    return None
+
+
 ROUND_COMPLETED = "round_completed"
 
 

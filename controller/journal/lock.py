@@ -81,6 +81,7 @@ class OwnerJournalOptions(TypedDict):
     game_config: dict[str, Any] | None
     anchor_path: Path | None
     key_file: Path | None
+    seal_file: Path | None
 
 
 def owner_journal_options(config: Any) -> OwnerJournalOptions:
@@ -94,4 +95,5 @@ def owner_journal_options(config: Any) -> OwnerJournalOptions:
         "game_config": None if game is None else game.to_mapping(),
         "anchor_path": getattr(config, "journal_anchor", None),
         "key_file": getattr(config, "journal_key_file", None),
+        "seal_file": getattr(config, "journal_seal_key", None),
     }

@@ -33,6 +33,7 @@ from controller.journal.audit import (
     VerifyReport,
     export,
     is_empty_database,
+    journal_mode,
     schema_problems,
     verify,
 )
@@ -40,6 +41,7 @@ from controller.journal.format import (
     APPLICATION_ID,
     JSON,
     META_KEYS,
+    MODES,
     PRAGMAS,
     ROUND_COMPLETED,
     SCHEMA_SQL,
@@ -58,9 +60,11 @@ from controller.journal.format import (
     entry_mac,
     genesis_hash,
     key_id,
+    meta_keys_problem,
     meters_json,
     state_hash,
 )
+from controller.journal.seal import SEAL_PREFIX, SealError, SealKeyFile, evolve, seal
 
 __all__ = [
     "Entry",
@@ -96,6 +100,19 @@ _SELECT_ENTRIES = f"SELECT {_COLUMNS} FROM journal WHERE seq >= ? AND seq <= ? O
 _QUICK_CHECKED = ("meta", "state", "meters")
 
 
+def _mode_refusal(path: Path, recorded: str) -> str:
+    """The refusal of a journal of the other mode, in words for whoever started the table."""
+    if recorded == "live":
+        return (
+            f"{path} is a LIVE table's journal: a training or simulated table never writes to "
+            "it (nothing was appended); give tablectl simulate a --db of its own"
+        )
+    return (
+        f"{path} is a TRAINING journal (made by tablectl simulate): a live table never carries "
+        "on a training journal (nothing was appended); give [journal] path the live journal"
+    )
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -115,6 +132,7 @@ class Journal:
         key: bytes | None = None,
         anchor: AnchorWriter | None = None,
         meta: dict[str, str] | None = None,
+        sealer: SealKeyFile | None = None,
     ) -> None:
         self.path = path
         self._conn = conn
@@ -128,6 +146,9 @@ class Journal:
         self._key = key
         self._anchor = anchor
         self.meta: dict[str, str] = dict(meta or {})
+        # forward-secure seals: the key of the next seq (the stored one is never behind it)
+        self._sealer = sealer
+        self._seal_key = None if sealer is None else sealer.key_for(last_seq + 1)
 
     # ----------------------------------------------------------------------------- opening
     @classmethod
@@ -142,6 +163,8 @@ class Journal:
         anchor: str | Path | None = None,
         use_anchor: bool = True,
         key: bytes | None = None,
+        seal_file: str | Path | None = None,
+        mode: str | None = None,
     ) -> Journal:
         """Open the journal at ``path``, creating the file and its schema if it is new or empty.
 
@@ -153,7 +176,20 @@ class Journal:
         stored snapshot, meters and round count by the last entry's state hash, and the anchor
         (``anchor``, default ``<path>.anchor``) must not be ahead of the journal. Every check
         reads a fixed number of rows: power-up takes the same time for any journal length.
+
+        ``seal_file``: the sealing-key file of forward-secure seals (`controller.journal.seal`):
+        a new journal is sealed (``meta.key_id`` ``fss1:<seal id>``) and must start at the key's
+        seq 1 (a key that already sealed entries belongs to a journal that is missing: refused);
+        an existing sealed journal needs its own key file, never behind nor ahead of it; an
+        unsealed journal is refused when a sealing key is configured (made without seals, or
+        re-forged without them). ``key`` (the static keyed chain) is for journals made before.
+
+        ``mode`` ("live" or "training"): a new journal records it (``meta.mode``); an existing
+        one of the other mode is refused (`JournalError`, nothing appended): a training table
+        never touches a live journal, a live table never carries on a training one.
         """
+        if mode is not None and mode not in MODES:
+            raise ValueError(f"mode: must be 'live' or 'training', got {mode!r}")
         p = Path(path)
         if p.is_dir():
             raise JournalError(f"{p}: is a directory, not a journal file")
@@ -165,6 +201,37 @@ class Journal:
         new = not p.exists() or p.stat().st_size == 0
         if new and anchor_path is not None:
             cls._check_new_against_anchor(p, anchor_path)
+        sealer: SealKeyFile | None = None
+        if seal_file is not None:
+            if key is not None:
+                raise JournalError(f"{p}: a sealing key and a static key: configure one only")
+            try:
+                sealer = SealKeyFile(seal_file)
+            except SealError as exc:
+                raise StorageFault(f"{p}: storage fault: {exc}") from exc
+        try:
+            return cls._open(
+                p, new, anchor_path, table_id, created_ms, asset_number, config, key, sealer, mode
+            )
+        except BaseException:
+            if sealer is not None:
+                sealer.close()
+            raise
+
+    @classmethod
+    def _open(
+        cls,
+        p: Path,
+        new: bool,
+        anchor_path: Path | None,
+        table_id: str | None,
+        created_ms: int | None,
+        asset_number: int | None,
+        config: Mapping[str, JSON] | None,
+        key: bytes | None,
+        sealer: SealKeyFile | None,
+        mode: str | None = None,
+    ) -> Journal:
         try:
             # The owner may open the journal before its thread starts: one thread at a time
             # uses it, not necessarily the one that opened it.
@@ -180,16 +247,29 @@ class Journal:
                 if anchor_path is not None:
                     cls._check_new_against_anchor(p, anchor_path)
             if new:
-                cls._create_schema(conn, p, table_id, created_ms, asset_number, config, key)
+                if sealer is not None and sealer.next_seq != 1:
+                    raise StorageFault(
+                        f"{p}: storage fault: the journal is empty or missing but its sealing "
+                        f"key {sealer.path} has sealed {sealer.next_seq - 1} entries of journal "
+                        f"{sealer.journal_key_id}: that journal was lost or replaced (restore it; "
+                        "a new journal needs a new sealing key, docs/journal.md)"
+                    )
+                key_name = sealer.journal_key_id if sealer is not None else None
+                cls._create_schema(
+                    conn, p, table_id, created_ms, asset_number, config, key, key_name, mode
+                )
             else:
                 cls._check_schema(conn, p, table_id)
+                recorded = journal_mode(conn)
+                if mode is not None and recorded is not None and recorded != mode:
+                    raise JournalError(_mode_refusal(p, recorded))
             for pragma in PRAGMAS:
                 row = conn.execute(pragma).fetchone()
                 if pragma.endswith("journal_mode=WAL") and (row is None or row[0] != "wal"):
                     raise JournalError(f"{p}: cannot switch to WAL mode (got {row})")
-            journal = cls._vouch(conn, p, key, anchor_path)
+            journal = cls._vouch(conn, p, key, anchor_path, sealer)
             if anchor_path is not None:
-                writer = AnchorWriter(anchor_path, key)
+                writer = AnchorWriter(anchor_path, key, on_idle=journal._sync_seal)
                 # both slots: no record of an entry left in flight by a cut outlives power-up
                 head = journal._last_hash if journal._last_seq else "0" * 64
                 writer.settle(journal._last_seq, head)
@@ -199,8 +279,10 @@ class Journal:
             if writer is not None:
                 writer.close()
             raise StorageFault(f"{p}: storage fault: cannot read the journal: {exc}") from exc
-        except AnchorError as exc:
+        except (AnchorError, SealError) as exc:
             conn.close()
+            if writer is not None:
+                writer.close()
             raise StorageFault(f"{p}: storage fault: {exc}") from exc
         except BaseException:
             conn.close()
@@ -231,6 +313,8 @@ class Journal:
         asset_number: int | None,
         config: Mapping[str, JSON] | None,
         key: bytes | None,
+        key_name: str | None = None,
+        mode: str | None = None,
     ) -> None:
         created = time.time_ns() // 1_000_000 if created_ms is None else created_ms
         if not _is_int(created):
@@ -242,11 +326,13 @@ class Journal:
             "asset_number": "" if asset_number is None else str(asset_number),
             "config": config_text,
             "created": str(created),
-            "key_id": "" if key is None else key_id(key),
+            "key_id": key_name or ("" if key is None else key_id(key)),
             "schema_version": str(SCHEMA_VERSION),
             "table_id": table_id or "",
         }
         assert tuple(sorted(meta)) == META_KEYS
+        if mode is not None:
+            meta["mode"] = mode
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("BEGIN IMMEDIATE")
         try:
@@ -272,7 +358,12 @@ class Journal:
 
     @classmethod
     def _vouch(
-        cls, conn: sqlite3.Connection, p: Path, key: bytes | None, anchor_path: Path | None
+        cls,
+        conn: sqlite3.Connection,
+        p: Path,
+        key: bytes | None,
+        anchor_path: Path | None,
+        sealer: SealKeyFile | None = None,
     ) -> Journal:
         """The power-up storage check of the head (fixed cost); raises `StorageFault`."""
 
@@ -284,14 +375,34 @@ class Journal:
             if rows != [("ok",)]:
                 raise fault(f"quick_check of table {table}: {rows[0][0]}")
         meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
-        if tuple(sorted(meta)) != META_KEYS:
-            raise fault(f"meta holds keys {sorted(meta)}, expected {list(META_KEYS)}")
+        problem = meta_keys_problem(meta)
+        if problem is not None:
+            raise fault(problem)
         stored_key = meta["key_id"]
-        if stored_key and key is None:
+        sealed = stored_key.startswith(SEAL_PREFIX)
+        if sealed and sealer is None:
+            raise JournalError(
+                f"{p}: the journal is sealed ({stored_key}) but no sealing key "
+                "([journal] seal_key) is configured"
+            )
+        if sealer is not None and not sealed:
+            raise JournalError(
+                f"{p}: a sealing key is configured ({sealer.path}) but the journal is not sealed "
+                f"(key id {stored_key or 'none'}): a journal made without seals, or re-forged "
+                "without them (downgraded); refused"
+            )
+        if sealer is not None and sealer.journal_key_id != stored_key:
+            raise JournalError(
+                f"{p}: the sealing key {sealer.path} ({sealer.journal_key_id}) is not the "
+                f"journal's ({stored_key})"
+            )
+        if sealed:
+            pass
+        elif stored_key and key is None:
             raise JournalError(
                 f"{p}: the journal is keyed (key id {stored_key}) but no key file is configured"
             )
-        if key is not None and stored_key != key_id(key):
+        elif key is not None and stored_key != key_id(key):
             raise JournalError(
                 f"{p}: the configured key (id {key_id(key)}) is not the journal's "
                 f"({stored_key or 'unkeyed journal'})"
@@ -313,7 +424,8 @@ class Journal:
             if state is not None or meters:
                 raise fault("stored state or meters without any journal entry")
             cls._check_anchor(p, anchor_path, 0, None, key, conn)
-            return cls(p, conn, 0, genesis_hash(meta), key=key, meta=meta)
+            cls._check_sealer(p, sealer, 0, "", "")
+            return cls(p, conn, 0, genesis_hash(meta), key=key, meta=meta, sealer=sealer)
         seq, ts_ms, round_id, type_, data, prev, digest, s_hash, mac = last
         if entry_hash(seq, ts_ms, round_id, type_, data, prev, s_hash) != digest:
             raise fault(f"the last entry, seq {seq}, does not match its hash")
@@ -333,7 +445,37 @@ class Journal:
                 f"the stored snapshot, meters or round count are not those seq {seq} recorded"
             )
         cls._check_anchor(p, anchor_path, seq, digest, key, conn)
-        return cls(p, conn, seq, digest, rounds=state[2], meters=meters, key=key, meta=meta)
+        cls._check_sealer(p, sealer, seq, digest, mac)
+        return cls(
+            p, conn, seq, digest, rounds=state[2], meters=meters, key=key, meta=meta, sealer=sealer
+        )
+
+    @staticmethod
+    def _check_sealer(
+        p: Path, sealer: SealKeyFile | None, last_seq: int, digest: str, mac: str
+    ) -> None:
+        """The sealing key against the journal's head: never ahead of it (entries sealed and
+        vanished: a restored older copy, a deleted or truncated journal), and where the stored key
+        is still at or below the last seq (a cut lost its unsynced write), the last seal checked.
+        Then the stored key is moved to the next seq and synced."""
+        if sealer is None:
+            return
+        if sealer.next_seq > last_seq + 1:
+            raise StorageFault(
+                f"{p}: storage fault: the journal ends at seq {last_seq} but its sealing key "
+                f"{sealer.path} has sealed up to seq {sealer.next_seq - 1}: "
+                f"{sealer.next_seq - 1 - last_seq} sealed entries have vanished (a restored "
+                "older copy, or a journal deleted or cut short); play refused, nothing appended"
+            )
+        if last_seq >= sealer.next_seq and not hmac.compare_digest(
+            mac, seal(sealer.key_for(last_seq), digest)
+        ):
+            raise StorageFault(
+                f"{p}: storage fault: seq {last_seq}: its seal does not match (entry rewritten)"
+            )
+        if last_seq + 1 > sealer.next_seq:
+            sealer.advance(last_seq + 1, sealer.key_for(last_seq + 1))
+        sealer.sync()
 
     @staticmethod
     def _check_anchor(
@@ -432,7 +574,11 @@ class Journal:
         rounds = self._rounds + (1 if completes else 0)
         s_hash = state_hash(snapshot_json, meters_text, rounds)
         digest = entry_hash(seq, ts_ms, round_id, type, data_json, prev, s_hash)
-        mac = "" if self._key is None else entry_mac(self._key, digest)
+        seal_key = self._seal_key
+        if seal_key is not None:
+            mac = seal(seal_key, digest)
+        else:
+            mac = "" if self._key is None else entry_mac(self._key, digest)
         conn = self._conn
         cursor = self._cursor  # one cursor for the writer: no new cursor per statement
         anchor = self._anchor
@@ -472,6 +618,15 @@ class Journal:
         self._rounds = rounds
         self._meters = all_meters
         self._meters_text = meters_text
+        if seal_key is not None:
+            # the key of seq replaced by the key of seq + 1, in memory and in the file: only
+            # now, after the COMMIT returned, so the file is never ahead of the journal
+            self._seal_key = evolve(seal_key)
+            assert self._sealer is not None
+            try:
+                self._sealer.advance(seq + 1, self._seal_key)
+            except SealError as exc:
+                raise JournalError(f"{self.path}: seq {seq} committed but {exc}") from exc
         if anchor is not None:
             try:  # the previous entry's record, written beside this COMMIT, is durable
                 anchor.after_commit()
@@ -532,9 +687,26 @@ class Journal:
         value = json.loads(self.meta.get("config", "null"))
         return value if isinstance(value, dict) else None
 
+    @property
+    def sealed(self) -> bool:
+        """True for a journal with forward-secure seals (``meta.key_id`` ``fss1:...``)."""
+        return self.meta.get("key_id", "").startswith(SEAL_PREFIX)
+
+    def _sync_seal(self) -> None:
+        """Make the sealing key's last overwrite durable (the anchor's thread calls it when the
+        table is idle; `flush_anchor` and `close` too). A failure is logged: the older key on disk
+        still derives forward, only its erasure waits."""
+        sealer = self._sealer
+        if sealer is not None:
+            try:
+                sealer.sync()
+            except SealError as exc:
+                log.warning("%s", exc)
+
     def flush_anchor(self) -> None:
         """Wait until the anchor's record of the last entry is durable (`JournalError` if it
-        failed); `close` does this too."""
+        failed), and the sealing key's last overwrite; `close` does this too."""
+        self._sync_seal()
         if self._anchor is not None:
             try:
                 self._anchor.flush()
@@ -545,12 +717,20 @@ class Journal:
         """Close the file once the anchor's record of the last entry is durable (`JournalError`
         if that write failed: the entries are committed, the anchor is one or two behind)."""
         self._conn.close()
-        if self._anchor is not None:
-            anchor, self._anchor = self._anchor, None
-            try:
-                anchor.close()
-            except AnchorError as exc:
-                raise JournalError(f"{self.path}: {exc}") from exc
+        try:
+            if self._anchor is not None:
+                anchor, self._anchor = self._anchor, None
+                try:
+                    anchor.close()
+                except AnchorError as exc:
+                    raise JournalError(f"{self.path}: {exc}") from exc
+        finally:
+            if self._sealer is not None:  # after the anchor's thread, which syncs it
+                sealer, self._sealer = self._sealer, None
+                try:
+                    sealer.close()
+                except SealError as exc:
+                    log.warning("%s", exc)
 
     def __enter__(self) -> Journal:
         return self

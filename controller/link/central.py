@@ -10,6 +10,11 @@ Responsible for
   different hash at a held seq) refused for good, a gapped one refused until the gap fills
   (nak'd, redelivered, taken once its predecessor is held); every refusal recorded in
   ``refused`` with the table, seq and reason and printed, never inserted;
+- the witness (issue 23): the centre keeps each table's witnessed head (``heads``), and a table
+  it knows whose next shipped entry contradicts it raises an alarm at once, recorded in
+  ``alarms`` and printed: ``rollback`` (another entry at a held seq: the table went back to an
+  older state and re-used seqs), ``wipe`` (another seq 1: the table started a new journal) or
+  ``fork`` (the entry after the head does not chain to it: its history was rewritten);
 - the floor's reports: the fold functions of `controller.journal.reports` (shift, hits) run over
   each table's stored entries through `StoredReader`, table by table, and the floor's total.
 
@@ -79,6 +84,19 @@ CREATE TABLE IF NOT EXISTS heads (
     seq      bigint NOT NULL,
     hash     text   NOT NULL
 );
+CREATE TABLE IF NOT EXISTS alarms (
+    id            bigserial   PRIMARY KEY,
+    table_id      text        NOT NULL,
+    kind          text        NOT NULL CHECK (kind IN ('rollback', 'wipe', 'fork')),
+    seq           bigint      NOT NULL,
+    held_seq      bigint      NOT NULL,
+    held_hash     text        NOT NULL,
+    received_hash text        NOT NULL,
+    detail        text        NOT NULL,
+    raised_at     timestamptz NOT NULL DEFAULT now(),
+    cleared_at    timestamptz,
+    UNIQUE (table_id, kind, seq, received_hash)
+);
 CREATE TABLE IF NOT EXISTS refused (
     id          bigserial   PRIMARY KEY,
     table_id    text        NOT NULL,
@@ -116,6 +134,7 @@ class IngestStats:
     taken: int = 0
     duplicates: int = 0
     refused: int = 0
+    alarms: int = 0
 
 
 def _asset(msg: Any) -> int | None:
@@ -143,6 +162,7 @@ class Ingest:
         self.stats = IngestStats()
         self.heads: dict[str, Head] = {}
         self._open_gaps: set[str] = set()
+        self._alarmed: set[str] = set()  # tables with an alarm not yet cleared: one per incident
         self._pg: Any = None
 
     # ------------------------------------------------------------------ PostgreSQL
@@ -156,6 +176,10 @@ class Ingest:
             "SELECT DISTINCT table_id FROM refused WHERE kind = 'gap' AND filled_at IS NULL"
         ).fetchall()
         self._open_gaps = {t for (t,) in gaps}
+        alarmed = self._pg.execute(
+            "SELECT DISTINCT table_id FROM alarms WHERE cleared_at IS NULL"
+        ).fetchall()
+        self._alarmed = {t for (t,) in alarmed}
 
     def _insert(self, table: str, entry: Entry, asset: int | None, body: bytes) -> None:
         with self._pg.transaction():
@@ -199,6 +223,29 @@ class Ingest:
             self.stats.refused += 1
             self.say(f"central ingest: refused {reason}")
 
+    def _alarm(self, table: str, kind: str, entry: Entry, held: str, detail: str) -> None:
+        """The witness's alarm: recorded and printed at once, once per incident (the entries
+        that follow the first contradicting one contradict it too: no new alarm for the table
+        until someone clears it, ``cleared_at``)."""
+        if table in self._alarmed:
+            return
+        head = self.heads.get(table)
+        with self._pg.transaction():
+            cur = self._pg.execute(
+                "INSERT INTO alarms (table_id, kind, seq, held_seq, held_hash, received_hash,"
+                " detail) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (table_id, kind, seq, received_hash) DO NOTHING RETURNING id",
+                (
+                    table, kind, entry.seq, 0 if head is None else head.seq, held, entry.hash,
+                    detail,
+                ),
+            )  # fmt: skip
+            new = cur.fetchone() is not None
+        self._alarmed.add(table)
+        if new:
+            self.stats.alarms += 1
+            self.say(f"central ALARM: table {table}: {kind}: {detail}")
+
     def held_hash(self, table: str, seq: int) -> str | None:
         row = self._pg.execute(
             "SELECT hash FROM entries WHERE table_id = %s AND seq = %s", (table, seq)
@@ -239,6 +286,19 @@ class Ingest:
                 f"table {table} seq {entry.seq}: a different hash at a held seq"
                 f" (held {held}, received {entry.hash})"
             )
+            head_seq = 0 if head is None else head.seq
+            if entry.seq == 1:
+                self._alarm(
+                    table, "wipe", entry, held or "",
+                    f"a new seq 1 (witnessed head seq {head_seq}): the table started a new "
+                    "journal; its history up to the head is held here",
+                )  # fmt: skip
+            else:
+                self._alarm(
+                    table, "rollback", entry, held or "",
+                    f"another entry at seq {entry.seq} (witnessed head seq {head_seq}): the "
+                    "table went back to an older state and re-used its seqs",
+                )  # fmt: skip
             self._refuse(table, entry.seq, entry.hash, "forged", why)
             await msg.term()
             return True
@@ -252,6 +312,12 @@ class Ingest:
             self._refuse(table, entry.seq, entry.hash, "gap", why or "gap")
             await msg.nak(delay=GAP_RETRY_S)
             return self.stats.refused > before
+        if intact and head is not None and entry.seq == held_seq + 1:
+            self._alarm(
+                table, "fork", entry, head.hash,
+                f"seq {entry.seq} does not chain to the witnessed head seq {head.seq}: the "
+                "table's history was rewritten",
+            )  # fmt: skip
         self._refuse(table, entry.seq, entry.hash, "forged", why or "refused")
         await msg.term()
         return True

@@ -93,7 +93,9 @@ def _url(value: object, key: str) -> str:
 
 @dataclass(frozen=True)
 class LinkSection:
-    """A table's ``[link]``: the pool its progressive is linked to (None: not linked)."""
+    """A table's ``[link]``: the NATS connection its journal is shipped on to the centre (the
+    witness, issue 23), and the pool its progressive is linked to (``pool`` empty: not linked,
+    the journal shipped all the same)."""
 
     enabled: bool = False
     pool: str = ""
@@ -109,14 +111,21 @@ class LinkSection:
         enabled = r.boolean("enabled", True)
         if not enabled:
             return cls(False)
-        pool = r.string("pool", pattern=TOKEN.pattern, what=_TOKEN_WHAT)
+        pool = r.string("pool", pattern=TOKEN.pattern, what=_TOKEN_WHAT) if r.has("pool") else ""
         if not TOKEN.match(table_id):
             raise ConfigValueError(
                 "table.id", f"a linked table's id must be {_TOKEN_WHAT}, got {table_id!r}"
             )
         timeout = r.number("timeout_s", 5.0, 0.5, 600.0, unit="seconds")
         level = r.string("level") if r.has("level") else None
+        if level is not None and not pool:
+            raise ConfigValueError(r.path("level"), "needs link.pool (the level linked to it)")
         return cls(True, pool, _connection(r), timeout, level)
+
+    @property
+    def linked(self) -> bool:
+        """The progressive is linked to a pool (not only the journal shipped)."""
+        return self.enabled and bool(self.pool)
 
 
 CONTROLLER_SECTIONS = ("link", "pool", "tables")

@@ -44,8 +44,11 @@ def table_of_subject(subject: str) -> str | None:
     return None
 
 
-def msg_id(table_id: str, seq: int) -> str:
-    return f"{table_id}:{seq}"
+def msg_id(table_id: str, seq: int, digest: str = "") -> str:
+    """The stream's dedupe id: the same entry resent after a crash is kept once; another entry
+    at the same seq (a rolled-back or wiped table) carries another id and reaches the centre,
+    whose witness raises the alarm (``digest``: the entry's hash; its first 16 hex digits)."""
+    return f"{table_id}:{seq}:{digest[:16]}" if digest else f"{table_id}:{seq}"
 
 
 def confirm_subject(pool: str) -> str:
@@ -61,8 +64,8 @@ def encode_entry(entry: Entry) -> bytes:
     return json.dumps(entry.to_json(), separators=(",", ":")).encode("utf-8")
 
 
-def headers_for(table_id: str, asset_number: int, seq: int) -> dict[str, str]:
-    return {MSG_ID_HEADER: msg_id(table_id, seq), ASSET_HEADER: str(asset_number)}
+def headers_for(table_id: str, asset_number: int, seq: int, digest: str = "") -> dict[str, str]:
+    return {MSG_ID_HEADER: msg_id(table_id, seq, digest), ASSET_HEADER: str(asset_number)}
 
 
 def decode_entry(body: bytes) -> Entry:

@@ -3,11 +3,11 @@ on one thread of their own with an asyncio event loop (nats-py), never the owner
 
 - The shipper takes committed entries from the journal's tail (``owner.tail``, from its durable
   cursor on) and publishes each, exactly as journaled with its hashes, to JetStream
-  (``table.<id>.journal``, ``Nats-Msg-Id: <id>:<seq>``), in order, one at a time; it advances
-  its durable cursor (``<db>.link-cursor``) only once the stream acknowledged the entries before
-  it. An outage only grows the backlog; an entry resent
-  after a crash carries the same Nats-Msg-Id, so the stream keeps one copy. An entry carrying card
-  identities waits, with every later one, until its round is resolved.
+  (``table.<id>.journal``, ``Nats-Msg-Id: <id>:<seq>:<hash16>``), in order, one at a time; it
+  advances its durable cursor (``<db>.link-cursor``) only once the stream acknowledged the entries
+  before it. An outage only grows the backlog; an entry resent after a crash carries the same
+  Nats-Msg-Id, so the stream keeps one copy. An entry carrying card identities waits, with every
+  later one, until its round is resolved.
 - The pool's client asks the link controller, every quarter of ``[link] timeout_s``, whether it
   holds the table's contributions up to the last one journaled (``link.<pool>.confirm``). No
   answer for ``timeout_s``: it posts ``link_state`` up=false (the linked wager unplayable); the
@@ -154,16 +154,29 @@ class TableLink:
     def start(self) -> None:
         view = self.owner.public.view
         link = view.get("link") if isinstance(view, Mapping) else None
-        if link is None or link.get("pool") != self.section.pool:
+        if not self.section.pool:  # the witness only: the journal shipped, nothing linked
+            self._up = True
+        elif link is None or link.get("pool") != self.section.pool:
             # a table newly linked: unplayable until the controller confirms it
             self._post_state(False, "linked: waiting for the link controller's confirmation")
         else:
             self._up = not link.get("down", False)
         self._stop.clear()
         self.status.last_confirm_ms = time.time_ns() // 1_000_000
-        self._subscription = self.owner.tail.subscribe(
-            "link shipper", self._take, self.status.shipped_seq
-        )
+        start = self.status.shipped_seq
+        head = int(self.owner.public.seq)
+        if head < start:
+            # the journal is behind what was shipped (restored from an older copy, or a new
+            # journal): ship it from seq 1, so the centre's witness sees the first entry that
+            # differs from what it holds and raises its alarm
+            log.warning(
+                "link: the journal ends at seq %d but seq %d was shipped: shipping it again "
+                "from seq 1 (the centre compares it with what it holds)",
+                head,
+                start,
+            )
+            start = 0
+        self._subscription = self.owner.tail.subscribe("link shipper", self._take, start)
         self._thread = threading.Thread(target=self._run, name="link", daemon=True)
         self._thread.start()
 
@@ -239,12 +252,13 @@ class TableLink:
             return
         self.status.connected = True
         try:
-            tasks = [
-                asyncio.create_task(self._ship(nc)),
-                asyncio.create_task(self._confirm(nc)),
-                asyncio.create_task(self._watch_pool(nc)),
-                asyncio.create_task(self._hits(nc)),
-            ]
+            tasks = [asyncio.create_task(self._ship(nc))]
+            if self.section.pool:  # linked: the pool's client too (not for the witness only)
+                tasks += [
+                    asyncio.create_task(self._confirm(nc)),
+                    asyncio.create_task(self._watch_pool(nc)),
+                    asyncio.create_task(self._hits(nc)),
+                ]
             while not self._stop.is_set():
                 await self._sleep(0.1, "main")
         finally:
@@ -315,7 +329,7 @@ class TableLink:
                 subject,
                 encode_entry(entry),
                 timeout=1.0,
-                headers=headers_for(self.table_id, self.asset, entry.seq),
+                headers=headers_for(self.table_id, self.asset, entry.seq, entry.hash),
             )
             sent += 1
         if sent:
@@ -341,7 +355,7 @@ class TableLink:
                         subject,
                         encode_entry(entry),
                         timeout=2.0,
-                        headers=headers_for(self.table_id, self.asset, entry.seq),
+                        headers=headers_for(self.table_id, self.asset, entry.seq, entry.hash),
                     )
                     sent += 1
             except Exception as exc:  # an outage: keep the backlog, try again
@@ -376,6 +390,8 @@ class TableLink:
         self._post(state.envelope())
 
     def _check_timeout(self) -> None:
+        if not self.section.pool:  # the witness only: no controller to confirm anything
+            return
         last = self.status.last_confirm_ms
         now = time.time_ns() // 1_000_000
         if self._up is not False and now - last > self.section.timeout_s * 1000:

@@ -243,6 +243,7 @@ class Owner:
         game_config: Mapping[str, JSON] | None = None,
         anchor_path: str | Path | None = None,
         key_file: str | Path | None = None,
+        seal_file: str | Path | None = None,
         training: bool = False,
     ) -> None:
         self.journal_path = Path(journal_path)
@@ -258,6 +259,7 @@ class Owner:
         self._game_config = None if game_config is None else dict(game_config)
         self._anchor_path = None if anchor_path is None else Path(anchor_path)
         self._key_file = None if key_file is None else Path(key_file)
+        self._seal_file = None if seal_file is None else Path(seal_file)
         self._config_pending: tuple[str, ...] = ()
         self._config_refused = False
         self._queue: queue.Queue[Event | _Tracked | object] = queue.Queue()
@@ -412,6 +414,8 @@ class Owner:
                 config=genesis,
                 anchor=self._anchor_path,
                 key=key,
+                seal_file=self._seal_file,
+                mode="training" if self._training else "live",
             )
             stored = self._journal.last_state()
             pending: list[Effect] = []

@@ -179,7 +179,7 @@ class Table:
         """A table whose journal says it is linked but whose configuration has no ``[link]``
         any more journals that it is not (docs/link.md): its progressive is its own again."""
         view = self.owner.public.view
-        link = view.get("link") if not self.config.link.enabled else None
+        link = view.get("link") if not self.config.link.linked else None
         if link:
             detail = "not linked: the configuration has no [link] section"
             unlinked = LinkState(

@@ -5,7 +5,9 @@ their idle expiry, and the PIN check of a sign-in, which is the supervisor conso
 (`controller.supervisor.gate.PinGate.authenticate`: scrypt, the refusals journaled, and the
 same attempt limits in the same counters: `controller.supervisor.lockout.shared_book`, one book per
 table shared with the console and rebuilt from the journal at start, so a supervisor has one
-limit across both channels and a restart clears no lock). The session cookie is HttpOnly and
+limit across both channels and a restart clears no lock; an unknown or locked id costs the same
+scrypt as a known one, and the console's id rule is applied before, in the route). The session
+cookie is HttpOnly and
 SameSite=Strict (routes set it). Must never log, store or echo a PIN, and never grant anything
 without a PIN check.
 """

@@ -14,7 +14,7 @@ from fsm.configread import ConfigValueError, Reader
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
-KEYS = ("enabled", "host", "port", "actions", "require_key", "session_minutes")
+KEYS = ("enabled", "host", "port", "actions", "require_key", "session_minutes", "remote_inputs")
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,9 @@ class WebSection:
     require_key: bool = False
     #: a supervisor's session ends this long after its last action
     session_minutes: int = 5
+    #: the simulated table's input API (chips, buttons, training) answers other machines too;
+    #: False: loopback only, whatever ``host`` the page listens on
+    remote_inputs: bool = False
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, object], where: str = "web") -> WebSection:
@@ -52,4 +55,5 @@ class WebSection:
             actions=r.boolean("actions", True),
             require_key=r.boolean("require_key", False),
             session_minutes=r.integer("session_minutes", 5, 1, 720),
+            remote_inputs=r.boolean("remote_inputs", False),
         )

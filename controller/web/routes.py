@@ -17,6 +17,7 @@ never send a card of an unresolved round (frames come from `controller.web.view`
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import logging
 from collections.abc import Callable, Mapping, Sequence
@@ -31,6 +32,7 @@ from tornado.ioloop import IOLoop
 
 from controller.journal.audit import connect_read_only
 from controller.journal.tail import read_entries
+from controller.supervisor.gate import SUPERVISOR_ID_RULE, valid_supervisor_id
 from controller.supervisor.requests import REQUESTS, RequestError, build_event
 from controller.web import view
 from controller.web.auth import COOKIE, Sessions
@@ -191,10 +193,30 @@ class EntriesHandler(BaseHandler):
         self.reply(200, {"entries": entries_after(self.page.journal_path, since, up_to)})
 
 
+def _loopback(address: str | None) -> bool:
+    """True for a client on this machine (127.0.0.0/8, ::1, an IPv4-mapped loopback)."""
+    try:
+        ip = ipaddress.ip_address((address or "").split("%")[0])
+    except ValueError:
+        return False
+    mapped = getattr(ip, "ipv4_mapped", None)
+    return bool(ip.is_loopback or (mapped is not None and mapped.is_loopback))
+
+
 class InputHandler(BaseHandler):
     """A press on the simulated table: the mock pin is driven as the hardware would be."""
 
     def post(self) -> None:
+        if not (self.page.section.remote_inputs or _loopback(self.request.remote_ip)):
+            self.reply(
+                403,
+                {
+                    "ok": False,
+                    "error": "the simulated table's inputs answer this machine only "
+                    "([web] remote_inputs = true to allow others)",
+                },
+            )
+            return
         pins = self.page.inputs
         data = self.body()
         name = str(data.get("input", ""))
@@ -250,6 +272,9 @@ class LoginHandler(BaseHandler):
         supervisor, pin = data.get("supervisor"), data.get("pin")
         if not isinstance(supervisor, str) or not isinstance(pin, str) or not supervisor:
             self.reply(400, {"ok": False, "error": "supervisor and pin: both required"})
+            return
+        if not valid_supervisor_id(supervisor):  # the console's rule: never journaled as given
+            self.reply(400, {"ok": False, "error": f"supervisor: must be {SUPERVISOR_ID_RULE}"})
             return
         if not self.page.section.actions:
             self.reply(403, {"ok": False, "error": "the page is read-only ([web] actions)"})

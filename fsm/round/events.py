@@ -428,7 +428,8 @@ class FloorCommand(EventRecord):
     """a command of the floor system (docs/sas.md): `refuse_progressive` / `accept_progressive`
     (SAS 01 / 02), `set_clock` (7F: `clock`, `clock_offset_ms`, `applied` only when the
     configuration allows), `enable_game` / `disable_game` (09, `game`), `exception_acked` (the
-    host took exception `code`, raised by entry `source_seq`)"""
+    host took exception `code`, raised by entry `source_seq`); `unjournaled`: host commands not
+    journaled before this one (over the bound of controller/floor/bound.py)"""
 
     command: FloorCommandName
     code: Annotated[int, Between(0, 255)] | None = None
@@ -437,6 +438,7 @@ class FloorCommand(EventRecord):
     clock_offset_ms: int | None = None
     applied: bool | None = None
     game: Annotated[int, Between(0, 9999)] | None = None
+    unjournaled: Annotated[int, Between(0)] | None = None
 
 
 # --------------------------------------------------------------------------- training

@@ -91,7 +91,7 @@ def test_every_entry_shipped_once_as_journaled_backlog_through_outage(
     conn.close()
     for msg, (seq, data, digest) in zip(msgs, rows, strict=True):
         assert msg.subject == "table.T1.journal"
-        assert msg.headers[MSG_ID_HEADER] == f"T1:{seq}"
+        assert msg.headers[MSG_ID_HEADER] == f"T1:{seq}:{digest[:16]}"  # the hash: issue 23
         entry = decode_entry(msg.data)
         assert (entry.seq, entry.hash, entry.data) == (seq, digest, json.loads(data))
         assert check_next("T1", head, entry) == ("take", None)

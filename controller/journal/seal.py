@@ -1,0 +1,258 @@
+"""Forward-secure seals: every journal entry sealed under a key that evolves with every entry.
+
+The scheme of Bellare-Yee and Schneier-Kelsey secure audit logs (and of systemd-journald's
+Forward Secure Sealing), per entry. At install ``tablectl journal setup-keys`` draws a random
+32-byte *verification key* V, prints it once (a string and a QR code for the back office and
+the regulator) and writes only the first *sealing key* k1 = SHA-256("paigow-seal-first:" + V)
+to the sealing-key file on the Pi. Entry n is sealed with k_n:
+
+    seal_n  = HMAC-SHA256(k_n, hash_n)          (hex, in the entry's ``mac`` column)
+    k_{n+1} = SHA-256("paigow-seal-next:" + k_n)
+
+and once entry n is committed, k_{n+1} replaces k_n in the sealing-key file (one ``pwrite`` over
+the same bytes). SHA-256 is one-way, so someone who takes the Pi when it holds k_t cannot compute
+any k_n with n < t: nothing sealed before t can be altered, removed or re-sealed without failing
+verification, which re-derives the whole chain from V (`SealChain`).
+
+The journal's ``meta.key_id`` of a sealed journal is ``fss1:<seal id>`` (`seal_id` of V, which
+names V without revealing it); the sealing-key file repeats the id, so a key file of another
+journal is refused.
+
+The sealing-key file (``SEAL_FILE_SIZE`` bytes, one ASCII line ``PGS1 <seal id> <next seq>
+<key hex> <crc32>`` padded with spaces, within one 512-byte sector so a write is all or nothing):
+``next seq`` is the seq the key seals next. It never gets ahead of the journal: k_{n+1} is written
+only after entry n's COMMIT returned. It may fall behind it (a power cut loses the unsynced
+write): the writer then derives forward. It is synced when the table is idle and at close
+(`SealKeyFile.sync`), not at every entry (docs/journal.md: what flash wear-levelling means for
+"overwritten").
+
+This module must never keep the verification key on the Pi (it is printed, never written to a
+file by `setup-keys`) and never move a sealing key backwards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import stat
+import zlib
+from pathlib import Path
+
+from controller.journal.safeio import SafeReadError, read_small_file
+
+_sha256 = hashlib.sha256
+_hmac_digest = hmac.digest
+
+SEAL_PREFIX = "fss1:"
+MAGIC = "PGS1"
+SEAL_FILE_SIZE = 160
+KEY_BYTES = 32
+_FIRST = b"paigow-seal-first:"
+_NEXT = b"paigow-seal-next:"
+_ID = b"paigow-seal-id:"
+_VK_PREFIX = "pgvk1"
+
+
+class SealError(Exception):
+    """A sealing key or verification key cannot be used; the message says why."""
+
+
+def new_verification_key() -> bytes:
+    """32 bytes from the OS CSPRNG."""
+    return secrets.token_bytes(KEY_BYTES)
+
+
+def seal_id(verification_key: bytes) -> str:
+    """Names a verification key without revealing it (16 hex digits)."""
+    return hashlib.sha256(_ID + verification_key).hexdigest()[:16]
+
+
+def first_key(verification_key: bytes) -> bytes:
+    """k1, the sealing key of seq 1."""
+    return hashlib.sha256(_FIRST + verification_key).digest()
+
+
+def evolve(key: bytes) -> bytes:
+    """k_{n+1} from k_n (one-way: k_n cannot be computed from k_{n+1})."""
+    return hashlib.sha256(_NEXT + key).digest()
+
+
+def seal(key: bytes, digest: str) -> str:
+    """The seal of an entry whose hash is ``digest`` under its sealing key (hex)."""
+    return hmac.digest(key, digest.encode("ascii"), "sha256").hex()
+
+
+def format_verification_key(key: bytes) -> str:
+    """The printed form: ``pgvk1-`` + eight groups of 8 hex digits + a 4-hex-digit check, easy to
+    read aloud and to type back (`parse_verification_key` ignores case, spaces and dashes)."""
+    text = key.hex()
+    check = f"{zlib.crc32(key) & 0xFFFF:04x}"
+    groups = [text[i : i + 8] for i in range(0, len(text), 8)]
+    return "-".join([_VK_PREFIX, *groups, check])
+
+
+def parse_verification_key(text: str) -> bytes:
+    """The verification key from its printed form (`SealError` names what is wrong)."""
+    compact = "".join(text.split()).lower().replace("-", "")
+    if not compact.startswith(_VK_PREFIX):
+        raise SealError("verification key: must start with 'pgvk1-' (as setup-keys printed it)")
+    body = compact[len(_VK_PREFIX) :]
+    if len(body) != 2 * KEY_BYTES + 4 or any(c not in "0123456789abcdef" for c in body):
+        raise SealError(
+            f"verification key: must be 'pgvk1-' and {2 * KEY_BYTES + 4} hex digits "
+            f"(got {len(body)} characters after the prefix)"
+        )
+    key = bytes.fromhex(body[: 2 * KEY_BYTES])
+    if f"{zlib.crc32(key) & 0xFFFF:04x}" != body[2 * KEY_BYTES :]:
+        raise SealError("verification key: check digits do not match (mistyped?)")
+    return key
+
+
+class SealChain:
+    """The verifier's side: the sealing key of any seq, re-derived from the verification key,
+    moving forward only (seqs are checked in order)."""
+
+    def __init__(self, verification_key: bytes) -> None:
+        self.id = seal_id(verification_key)
+        self._seq = 1
+        self._key = first_key(verification_key)
+
+    def seal_of(self, seq: int, digest: str) -> str | None:
+        """The seal entry ``seq`` must carry, or None for a seq below one already passed."""
+        at = self._seq
+        if seq == at + 1:  # the walk's usual step: one evolution (no loop)
+            self._key = key = _sha256(_NEXT + self._key).digest()
+            self._seq = seq
+            return _hmac_digest(key, digest.encode("ascii"), "sha256").hex()
+        if seq < at:
+            return None
+        while self._seq < seq:
+            self._key = evolve(self._key)
+            self._seq += 1
+        return seal(self._key, digest)
+
+
+def _record(sid: str, next_seq: int, key: bytes) -> bytes:
+    body = f"{MAGIC} {sid} {next_seq} {key.hex()}"
+    line = f"{body} {zlib.crc32(body.encode('ascii')):08x}"
+    return line.encode("ascii").ljust(SEAL_FILE_SIZE - 1, b" ") + b"\n"
+
+
+def _parse(raw: bytes, path: Path) -> tuple[str, int, bytes]:
+    try:
+        magic, sid, seq, key_hex, crc = raw.decode("ascii").split()
+        body = f"{magic} {sid} {seq} {key_hex}"
+        ok = (
+            magic == MAGIC
+            and f"{zlib.crc32(body.encode('ascii')):08x}" == crc
+            and seq.isdigit()
+            and int(seq) >= 1
+            and len(key_hex) == 2 * KEY_BYTES
+        )
+        key = bytes.fromhex(key_hex) if ok else b""
+    except (UnicodeDecodeError, ValueError):
+        ok = False
+    if not ok:
+        raise SealError(f"sealing key {path}: no valid record (damaged or not a sealing-key file)")
+    return sid, int(seq), key
+
+
+def write_new_seal_file(path: str | Path, verification_key: bytes) -> None:
+    """Create the sealing-key file holding k1 (``setup-keys``); refuses an existing file (a
+    table's sealing key is never replaced behind its journal's back). 0600, fsynced."""
+    p = Path(path)
+    try:
+        fd = os.open(p, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError as exc:
+        raise SealError(
+            f"sealing key {p} exists: refusing to replace it (its journal would no longer "
+            "verify; a new key goes with a new journal, docs/journal.md)"
+        ) from exc
+    except OSError as exc:
+        raise SealError(f"sealing key {p}: cannot create: {exc}") from exc
+    try:
+        os.write(fd, _record(seal_id(verification_key), 1, first_key(verification_key)))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    dfd = os.open(p.parent if str(p.parent) else ".", os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+class SealKeyFile:
+    """The writer's side: the sealing-key file, kept open; the key moves forward only."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            raw = read_small_file(self.path, SEAL_FILE_SIZE, "sealing key")
+        except FileNotFoundError as exc:
+            raise SealError(
+                f"sealing key {self.path}: no such file (made once, at install, by tablectl "
+                "journal setup-keys)"
+            ) from exc
+        except SafeReadError as exc:
+            raise SealError(str(exc)) from exc
+        self.id, self.next_seq, self._key = _parse(raw, self.path)
+        try:
+            self._fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK)
+            if not stat.S_ISREG(os.fstat(self._fd).st_mode):
+                os.close(self._fd)
+                raise SealError(f"sealing key {self.path}: not a regular file")
+        except OSError as exc:
+            raise SealError(f"sealing key {self.path}: cannot open for writing: {exc}") from exc
+        self._dirty = False
+
+    @property
+    def journal_key_id(self) -> str:
+        """The ``meta.key_id`` of the journal this key seals."""
+        return SEAL_PREFIX + self.id
+
+    def key_for(self, seq: int) -> bytes:
+        """The sealing key of ``seq``, derived forward from the stored one; `SealError` when the
+        stored key is already past ``seq`` (its key was erased: it can never be sealed again)."""
+        if seq < self.next_seq:
+            raise SealError(
+                f"sealing key {self.path} is at seq {self.next_seq}: the key of seq {seq} was "
+                "erased, entries from there cannot be sealed"
+            )
+        key = self._key
+        for _ in range(seq - self.next_seq):
+            key = evolve(key)
+        return key
+
+    def advance(self, next_seq: int, key: bytes) -> None:
+        """Overwrite the stored key with ``key``, the key of ``next_seq`` (after the COMMIT of
+        ``next_seq - 1`` returned). Never moves backwards. Not synced here (`sync`)."""
+        if next_seq <= self.next_seq:
+            return
+        try:
+            os.pwrite(self._fd, _record(self.id, next_seq, key), 0)
+        except OSError as exc:
+            raise SealError(
+                f"sealing key {self.path}: write of seq {next_seq} failed: {exc}"
+            ) from exc
+        self.next_seq, self._key = next_seq, key
+        self._dirty = True
+
+    def sync(self) -> None:
+        """Make the last `advance` durable (the table is idle, or the journal closes)."""
+        if self._dirty and self._fd >= 0:
+            self._dirty = False
+            try:
+                os.fdatasync(self._fd)
+            except OSError as exc:
+                raise SealError(f"sealing key {self.path}: sync failed: {exc}") from exc
+
+    def close(self) -> None:
+        try:
+            self.sync()
+        finally:
+            if self._fd >= 0:
+                os.close(self._fd)
+                self._fd = -1
