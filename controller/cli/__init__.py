@@ -29,6 +29,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "drill",
     "link",
     "central",
+    "rng",
 )
 
 
