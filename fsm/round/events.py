@@ -495,6 +495,26 @@ class ConsoleRefused(EventRecord):
     unjournaled: Annotated[int, Between(0)] | None = None
 
 
+@event("software_verified")
+class SoftwareVerified(EventRecord):
+    """an on-demand software verification (docs/software-verification.md): `by` who asked (a
+    supervisor's id, or `floor` for the floor system's SAS long poll 21), `via` console, web or
+    sas, `method` hmac-sha1 (GAT style) or sas-crc16 (SAS 21), the `seed` asked with and the
+    `digest` answered (hex) over `files` approved files (`size` bytes, listed by `manifest`,
+    `approved` false where no approved manifest exists); `problem`: why there is no digest"""
+
+    by: str
+    via: Literal["console", "web", "sas"]
+    method: Literal["hmac-sha1", "sas-crc16"]
+    seed: str
+    digest: str | None = None
+    files: Annotated[int, Between(0)] | None = None
+    size: Annotated[int, Between(0)] | None = None
+    manifest: str | None = None
+    approved: bool | None = None
+    problem: str | None = None
+
+
 # --------------------------------------------------------------------------- maintenance
 
 

@@ -453,6 +453,7 @@ _PLANNERS: dict[str, Planner] = {
     "key_holder": _p_key_holder,
     "panel_void": _p_panel_void,
     "console_refused": _p_informational,
+    "software_verified": _p_informational,
     "device_recovered": _p_device_recovered,
     "config_pending": _p_informational,
     "training": _p_informational,

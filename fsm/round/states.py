@@ -159,6 +159,7 @@ INFORMATIONAL = (
     "power_up",
     "device_recovered",
     "console_refused",
+    "software_verified",
     "config_pending",
     "floor_link",
     "floor_command",
