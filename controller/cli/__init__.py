@@ -30,6 +30,7 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "link",
     "central",
     "rng",
+    "verify_software",
 )
 
 
