@@ -107,6 +107,8 @@ REQUESTS: dict[str, str] = {
     "config-change": "config-change KEY=VALUE...",
     "meter-correct": "meter-correct LEVEL METER DELTA_CENTS REASON  (METER: display, reserve, "
     "overflow; DELTA_CENTS signed whole cents)",
+    "verify-software": "verify-software SEED  (1-64 bytes in hex: HMAC-SHA1 keyed by it over "
+    "every approved file; docs/software-verification.md)",
 }
 REQUEST_KEYS = ("request", "args", "supervisor", "pin")
 
@@ -298,8 +300,8 @@ def _delta_cents(text: str) -> int:
 def build_event(name: str, args: Sequence[str], supervisor: str) -> Event:
     """The round's event for request ``name`` with ``args`` taken by ``supervisor``.
     `RequestError` names a bad argument. Pure: the CLI checks its arguments with it too."""
-    if name not in REQUESTS or name == "status":
-        raise RequestError(f"request: {_short(name)} does not post an event")
+    if name not in REQUESTS or name in ("status", "verify-software"):
+        raise RequestError(f"request: {_short(name)} does not post an event as given")
     base: dict[str, JSON] = {"supervisor": supervisor, "via": "console"}
     if name in ("open", "close", "light-test", "display-test"):
         _count(name, args, 0, 0)
@@ -647,6 +649,8 @@ class ConsoleServer:
             if request.name == "status":
                 return self._status()
             assert request.supervisor is not None and request.pin is not None
+            if request.name == "verify-software":
+                return self._verify_software(request)
             event = build_event(request.name, request.args, request.supervisor)
         except RequestError as exc:
             return {"ok": False, "error": str(exc)}
@@ -663,6 +667,27 @@ class ConsoleServer:
         except Exception as exc:
             log.exception("console: request failed")
             return {"ok": False, "error": f"internal error: {type(exc).__name__}: {exc}"[:300]}
+
+    def _verify_software(self, request: Request) -> dict[str, JSON]:
+        """The on-demand software digest for the supervisor's seed, journaled with who asked
+        (`controller.lab.software`); a malformed seed is refused before the PIN is checked."""
+        from controller.lab.software import VerifyError, parse_seed
+        from controller.lab.software import request as verification
+
+        assert request.supervisor is not None and request.pin is not None
+        try:
+            _count(request.name, request.args, 1, 1)
+            parse_seed("hmac-sha1", request.args[0])
+        except (RequestError, VerifyError) as exc:
+            return {"ok": False, "error": str(exc)}
+        refused = self._authenticate(request.supervisor, request.pin, request.name)
+        if refused is not None:
+            return {"ok": False, "error": refused}
+        event, answer = verification("hmac-sha1", request.args[0], request.supervisor, "console")
+        posted = self._post(event)
+        if not posted.get("ok"):
+            return posted
+        return {**posted, **{k: _thaw(v) for k, v in answer.items()}}
 
     # ------------------------------------------------------------------ authentication
     def authenticate(self, supervisor: str, pin: str, request: str) -> str | None:
