@@ -43,7 +43,8 @@ STATIC = Path(__file__).parent / "static"
 COMMIT_TIMEOUT_S = 10.0
 MAX_BODY = 4096
 #: Requests of the console a supervisor may take from the page (all but ``status``).
-ACTIONS = tuple(r for r in REQUESTS if r != "status")
+#: verify-software has its own route (controller/web/verify.py): it answers a digest
+ACTIONS = tuple(r for r in REQUESTS if r not in ("status", "verify-software"))
 #: Host names a page listening on the loopback answers to (a DNS-rebinding site's name is not).
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -360,6 +361,8 @@ def make_app(page: Page) -> tornado.web.Application:
         from controller.web.training import routes as training_routes
 
         extra = training_routes(page)
+    from controller.web.verify import VerifySoftwareHandler
+
     return tornado.web.Application(
         [
             *extra,
@@ -371,6 +374,7 @@ def make_app(page: Page) -> tornado.web.Application:
             (r"/api/login", LoginHandler, args),
             (r"/api/logout", LogoutHandler, args),
             (r"/api/action", ActionHandler, args),
+            (r"/api/verify-software", VerifySoftwareHandler, args),
         ],
         static_path=str(STATIC),
         xsrf_cookies=True,
