@@ -54,6 +54,8 @@ class Reply:
     frame: bytes | None
     command: dict[str, Any] | None = None
     reason: str = ""
+    #: a ``software_verified`` entry to journal (21, ROM signature verification)
+    verified: dict[str, Any] | None = None
 
 
 class _Nack(Exception):
@@ -151,6 +153,18 @@ class Responder:
                 return Reply(None, reason=str(exc))
         return Reply(None, reason="broadcast")
 
+    def _rom_signature(self, seed: int) -> Reply:
+        """21: CRC-16 seeded by the host over every approved file (controller/lab/software.py),
+        journaled; no answer when a file cannot be read (the problem is journaled)."""
+        from controller.lab.software import request
+
+        event, answer = request("sas-crc16", f"{seed:04x}", "floor", "sas")
+        if not answer.get("ok"):
+            return Reply(None, reason=str(answer.get("error")), verified=dict(event.data))
+        signature = int(str(answer["digest"]), 16)
+        frame = codec.rom_signature_answer(self.address, signature)
+        return Reply(frame, verified=dict(event.data))
+
     def _set_clock(self, data: bytes, now_s: float) -> dict[str, Any]:
         try:
             mo, d, y, h, mi, s = codec.parse_date_time(data)
@@ -226,6 +240,8 @@ class Responder:
                 for c in extended
             ]
             return Reply(codec.extended_meters_answer(a, command, game, meters))
+        if command == 0x21:
+            return self._rom_signature(int.from_bytes(data[:2], "little"))
         if command == 0x51:
             return Reply(codec.game_number_answer(a, 0x51, 1))
         if command == 0x52:

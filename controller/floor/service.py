@@ -183,6 +183,8 @@ class FloorLink:
                     self.frames.add("rx", b"", f"not answered: {reply.reason}")
                 if reply.command is not None:
                     self._post("floor_command", reply.command)
+                if reply.verified is not None:
+                    self._post("software_verified", reply.verified)
             elif isinstance(ev, Acked):
                 if ev.poll.command is None and ev.answer != b"\x00":
                     head = self._delivered
