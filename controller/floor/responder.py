@@ -62,6 +62,19 @@ class _Nack(Exception):
     pass
 
 
+#: An award's amount field (1B, 84: 5 BCD bytes) carries at most $99,999,999.99. Meters roll
+#: over at their field's width as SAS meters do (the host takes differences modulo it); an award
+#: never does: a larger one is not answered (docs/sas.md, "Rollover").
+AWARD_MAX = codec.bcd_max(5)
+
+
+def _too_large(what: str, cents: int) -> str:
+    return (
+        f"{what}: {cents} cents exceed the 5-byte BCD field (at most {AWARD_MAX}); not "
+        "answered rather than wrapped (docs/sas.md, Rollover)"
+    )
+
+
 class Responder:
     """Answers polls for one table; built once from its configuration."""
 
@@ -208,6 +221,8 @@ class Responder:
             return Reply(codec.meters_answer(a, 0x1A, [v(0x0C, snap)]))
         if command == 0x1B:
             level, amount = self.handpay(snap)
+            if amount > AWARD_MAX:
+                return Reply(None, reason=_too_large("1B handpay", amount))
             return Reply(codec.handpay_answer(a, 0, level, amount, 0, 0))
         if command == 0x1C:
             eight = [
@@ -269,5 +284,7 @@ class Responder:
             return Reply(codec.cumulative_progressive_answer(a, game, v(0x20, snap)))
         if command == 0x84:
             level, amount = self.last_win(snap)
+            if amount > AWARD_MAX:
+                return Reply(None, reason=_too_large("84 last progressive win", amount))
             return Reply(codec.last_progressive_answer(a, 0, level, amount))
         return Reply(None, reason="unknown poll")

@@ -57,6 +57,11 @@ class BcdError(ValueError):
     """A byte that is not two decimal digits."""
 
 
+def bcd_max(size: int) -> int:
+    """The largest number ``size`` BCD bytes carry: 4 bytes 99,999,999, 5 bytes 9,999,999,999."""
+    return int(10 ** (2 * size)) - 1
+
+
 def bcd(value: int, size: int) -> bytes:
     """``value`` as ``size`` bytes of packed BCD, most significant digit first. A value that
     does not fit shows its lowest digits (SAS meters roll over); a negative one is an error."""
