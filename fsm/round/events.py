@@ -91,13 +91,16 @@ class PowerUp(EventRecord):
     resumed from (the reconcile event after a restart); `clock_synced` false: the system clock
     was not yet synchronised (a Pi has no RTC), so this entry's and later timestamps may be off
     until a `device_recovered` with device `clock`, code `TIME_SYNC`; `training` true: a simulated
-    training table (`tablectl simulate`), whose journal every report and verify marks TRAINING"""
+    training table (`tablectl simulate`), whose journal every report and verify marks TRAINING;
+    `unapproved_bench` true: `tablectl run --unapproved-bench`, a lab bench playing software no
+    approved manifest vouches for, marked UNAPPROVED SOFTWARE on every report, verify and screen"""
 
     software_hash: str | None = None
     storage: Json = None
     restored_seq: Annotated[int, Between(0)] | None = None
     clock_synced: bool | None = None
     training: bool | None = None
+    unapproved_bench: bool | None = None
 
 
 @event("table_opened")
