@@ -159,6 +159,9 @@ class PublicSnapshot:
     #: the software is not the approved release (``fault_raised SOFTWARE_UNAPPROVED``): every
     #: event is refused until a restart with the approved software
     software_fault: str | None = None
+    #: ``tablectl run --unapproved-bench``: a lab bench playing unapproved software (every
+    #: screen says so)
+    unapproved_bench: bool = False
 
 
 @dataclass
@@ -275,6 +278,8 @@ class Owner:
         self.exit_error: BaseException | None = None
         self.heartbeat: Callable[[], None] | None = None
         self.software_approval: Callable[[str], str | None] | None = None
+        #: set by ``tablectl run --unapproved-bench`` before start: journaled in the power_up
+        self.unapproved_bench = False
         self._software_fault: str | None = None
 
     # ------------------------------------------------------------------ other threads' API
@@ -436,6 +441,8 @@ class Owner:
         }
         if self._training:
             data["training"] = True
+        if self.unapproved_bench:
+            data["unapproved_bench"] = True
         self._process(Event("power_up", data))
         if self._storage_fault:  # the power-up entry itself did not commit (disk full, ...)
             raise StorageFault(f"{path}: storage fault at power-up: {self._storage_fault}")
@@ -698,6 +705,7 @@ class Owner:
             public = PublicSnapshot(
                 old.seq, old.ts_ms, "Fault", old.round_id, old.rounds_completed, old.view,
                 old.meters, self._storage_fault, last_event, self._config_pending,
+                unapproved_bench=self.unapproved_bench,
             )  # fmt: skip
         else:
             public = PublicSnapshot(
@@ -712,6 +720,7 @@ class Owner:
                 last_event=last_event,
                 config_pending=self._config_pending,
                 software_fault=self._software_fault,
+                unapproved_bench=self.unapproved_bench,
             )
         with self._cond:
             self.public = public
