@@ -797,6 +797,7 @@ class ConsoleServer:
                 "config_pending": list(getattr(snap, "config_pending", ())),
                 "last_event": snap.last_event,
                 "console_refusals": self.refusals,
+                "unapproved_bench": bool(getattr(snap, "unapproved_bench", False)),
             },
         }
 

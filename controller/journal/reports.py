@@ -61,6 +61,11 @@ METER_PARTS = ("display_cents", "overflow_cents", "reserve_cents")
 TRAINING_BANNER = (
     "TRAINING journal: a simulated training table (tablectl simulate), not a live table's record"
 )
+#: On every report of a journal played by `tablectl run --unapproved-bench` (issue 28 item 2).
+BENCH_BANNER = (
+    "UNAPPROVED SOFTWARE: played on a lab bench (tablectl run --unapproved-bench) by software no "
+    "approved manifest vouches for; not a live table's record"
+)
 
 
 class ReportError(Exception):
@@ -159,6 +164,21 @@ class JournalReader:
             for (data,) in rows:
                 try:
                     if decode_object(data, "power_up").get("training") is True:
+                        return True
+                except ValueError:
+                    continue
+        except sqlite3.Error as exc:
+            raise ReportError(f"{self.path}: cannot read: {exc}") from None
+        return False
+
+    @property
+    def unapproved_bench(self) -> bool:
+        """True when a power_up entry records ``unapproved_bench`` (a lab bench's play)."""
+        try:
+            rows = self._conn.execute("SELECT data FROM journal WHERE type = 'power_up'")
+            for (data,) in rows:
+                try:
+                    if decode_object(data, "power_up").get("unapproved_bench") is True:
                         return True
                 except ValueError:
                     continue

@@ -140,6 +140,7 @@ const Page = (() => {
     document.getElementById("table-id").textContent = f.table_id;
     const badge = document.getElementById("mode-badge");
     badge.textContent = f.mode === "sim" ? "simulated table" : "pit status";
+    document.getElementById("bench-badge").hidden = !f.unapproved_bench;
     const words = document.getElementById("state-words");
     words.textContent = f.words;
     words.dataset.state = f.state;
