@@ -5,7 +5,7 @@
 # make stress-short - the same at a tenth of the counts (CI runs it after make test)
 # make system-deps - (root) the Debian packages the tests use as real parts
 # make rng-evidence - the RNG's evidence for a test lab: 10,000,000 draws' tests and dieharder
-#              (about 12 minutes; docs/rng.md); the report in docs/rng-evidence/
+#              (about 7 minutes here; docs/rng.md); the report in docs/rng-evidence/
 # make lock  - regenerate deploy/requirements.lock (hashes of every runtime dependency, uv)
 # make wheelhouse - the locked wheels for a Pi (aarch64, Python 3.11) in build/wheelhouse
 PYTHON ?= python3
