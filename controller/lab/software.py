@@ -89,6 +89,8 @@ def resolve(entry: str) -> Path:
     """The file an approved manifest's entry names (VerifyError when it names none here)."""
     if entry.startswith("/"):
         return Path(entry)
+    if entry == selfcheck.INTERPRETER:
+        return selfcheck.interpreter_path()
     dependency = _DEPENDENCY.match(entry)
     if dependency is not None:
         name, version = dependency.groups()
