@@ -117,3 +117,24 @@ def test_a_bench_is_shown_on_the_page_the_console_and_the_service_status(
         owner.stop()
     page = (ROOT / "controller" / "web" / "static" / "index.html").read_text()
     assert 'id="bench-badge"' in page and "UNAPPROVED SOFTWARE" in page
+
+
+def test_the_manifest_covers_the_interpreter_and_a_changed_one_is_named(tmp_path: Path) -> None:
+    """The approved manifest names the interpreter's binary (symlinks resolved) beside the code,
+    the configuration's schema (controller/config.py) and the dependencies; another interpreter
+    is a named difference, and on-demand verification reads the same binary."""
+    import hashlib
+    import sys
+
+    from controller.lab import software
+    from controller.service import selfcheck
+
+    manifest = selfcheck.software_manifest()
+    binary = Path(sys.executable).resolve()
+    assert manifest["python/interpreter"] == hashlib.sha256(binary.read_bytes()).hexdigest()
+    assert "controller/config.py" in manifest
+    assert software.resolve("python/interpreter") == binary
+    path = tmp_path / "software.manifest"
+    selfcheck.write_manifest(path, {**manifest, "python/interpreter": "0" * 64})
+    problem = selfcheck.approval_problem(path, selfcheck.software_hash(manifest), manifest)
+    assert problem is not None and "changed python/interpreter" in problem
