@@ -159,26 +159,19 @@ class JournalReader:
     @property
     def training(self) -> bool:
         """True for a training journal: one of its power_up entries records ``training``."""
-        try:
-            rows = self._conn.execute("SELECT data FROM journal WHERE type = 'power_up'")
-            for (data,) in rows:
-                try:
-                    if decode_object(data, "power_up").get("training") is True:
-                        return True
-                except ValueError:
-                    continue
-        except sqlite3.Error as exc:
-            raise ReportError(f"{self.path}: cannot read: {exc}") from None
-        return False
+        return self._power_up_says("training")
 
     @property
     def unapproved_bench(self) -> bool:
         """True when a power_up entry records ``unapproved_bench`` (a lab bench's play)."""
+        return self._power_up_says("unapproved_bench")
+
+    def _power_up_says(self, flag: str) -> bool:
         try:
             rows = self._conn.execute("SELECT data FROM journal WHERE type = 'power_up'")
             for (data,) in rows:
                 try:
-                    if decode_object(data, "power_up").get("unapproved_bench") is True:
+                    if decode_object(data, "power_up").get(flag) is True:
                         return True
                 except ValueError:
                     continue
