@@ -85,8 +85,47 @@ def parse_seed(method: str, text: str) -> bytes:
     return bytes.fromhex(seed)
 
 
-def resolve(entry: str) -> Path:
+class _Lookup:
+    """Where the packages and the dependencies are, found once per request (never a file's
+    bytes: those are read at every request)."""
+
+    def __init__(self) -> None:
+        self._roots: dict[str, Path] = {}
+        self._dists: dict[str, importlib.metadata.Distribution] = {}
+
+    def root(self, package: str) -> Path:
+        if package not in self._roots:
+            try:
+                self._roots[package] = selfcheck._package_dir(package)
+            except selfcheck.SelfCheckError as exc:
+                raise VerifyError(str(exc)) from None
+        return self._roots[package]
+
+    def dist(self, name: str) -> importlib.metadata.Distribution | None:
+        key = selfcheck._normal(name)
+        if key not in self._dists:
+            try:
+                self._dists[key] = importlib.metadata.distribution(name)
+            except importlib.metadata.PackageNotFoundError:
+                return None
+        return self._dists[key]
+
+
+def _record_file(dist: importlib.metadata.Distribution) -> Path | None:
+    """The RECORD file of an installed distribution: beside its METADATA in its .dist-info
+    directory (without reading the RECORD's list), else found through that list."""
+    where = getattr(dist, "_path", None)  # PathDistribution: the .dist-info directory
+    if where is not None and (Path(where) / "RECORD").is_file():
+        return Path(where) / "RECORD"
+    for file in dist.files or []:
+        if file.name == "RECORD" and file.parent.name.endswith(".dist-info"):
+            return Path(str(file.locate()))
+    return None
+
+
+def resolve(entry: str, lookup: _Lookup | None = None) -> Path:
     """The file an approved manifest's entry names (VerifyError when it names none here)."""
+    lookup = lookup or _Lookup()
     if entry.startswith("/"):
         return Path(entry)
     if entry == selfcheck.INTERPRETER:
@@ -94,24 +133,19 @@ def resolve(entry: str) -> Path:
     dependency = _DEPENDENCY.match(entry)
     if dependency is not None:
         name, version = dependency.groups()
-        try:
-            dist = importlib.metadata.distribution(name)
-        except importlib.metadata.PackageNotFoundError:
-            raise VerifyError(f"{entry}: {name} is not installed") from None
+        dist = lookup.dist(name)
+        if dist is None:
+            raise VerifyError(f"{entry}: {name} is not installed")
         if dist.version != version:
             raise VerifyError(f"{entry}: {name} {dist.version} is installed")
-        for file in dist.files or []:
-            if file.name == "RECORD" and file.parent.name.endswith(".dist-info"):
-                return Path(str(file.locate()))
-        raise VerifyError(f"{entry}: {name} has no RECORD file")
+        record = _record_file(dist)
+        if record is None:
+            raise VerifyError(f"{entry}: {name} has no RECORD file")
+        return record
     package, _, rest = entry.partition("/")
     if package not in selfcheck.SOFTWARE_PACKAGES or not rest:
         raise VerifyError(f"{entry}: not a file of the software")
-    try:
-        root = selfcheck._package_dir(package)
-    except selfcheck.SelfCheckError as exc:
-        raise VerifyError(str(exc)) from None
-    return root / rest
+    return lookup.root(package) / rest
 
 
 def approved_list(manifest_path: Path | None = None) -> tuple[list[str], str, bool]:
@@ -135,8 +169,9 @@ def approved_list(manifest_path: Path | None = None) -> tuple[list[str], str, bo
 
 
 def _chunks(entries: list[str]) -> Iterator[bytes]:
+    lookup = _Lookup()
     for entry in entries:
-        path = resolve(entry)
+        path = resolve(entry, lookup)
         try:
             with path.open("rb") as f:
                 while chunk := f.read(_CHUNK):
