@@ -213,3 +213,30 @@ def test_the_page_answers_a_signed_in_supervisors_seed_and_journals_it(
     assert [(d["by"], d["via"], d["digest"]) for d in rows] == [("floor", "web", expected)]
     status, reply = b.post("/api/verify-software", {"seed": 12})
     assert status == 400
+
+
+def test_a_signed_in_supervisor_verifies_the_software_from_the_page_in_a_browser(
+    served: Served, approved: list[Path]
+) -> None:
+    """The page's own form (a real browser): the seed typed in, the digest shown, journaled."""
+    from playwright.sync_api import sync_playwright
+    from web_support import launch, need_chromium
+
+    executable = need_chromium()
+    expected = hmac.new(bytes.fromhex("c0ffee"), _bytes(approved), hashlib.sha1).hexdigest()
+    with sync_playwright() as pw:
+        browser = launch(pw, executable)
+        try:
+            page = browser.new_page()
+            page.goto(served.url)
+            page.fill("#sup-id", "floor")
+            page.fill("#sup-pin", "2468")
+            page.click("#login-btn")
+            page.wait_for_selector("#signed-in:not([hidden])", timeout=20_000)
+            page.fill("#verify-seed", "c0ffee")
+            page.click("#verify-btn")
+            page.wait_for_selector(f"#action-result:has-text('{expected}')", timeout=20_000)
+        finally:
+            browser.close()
+    rows = [d for _, t, d in journal_entries(served.db) if t == "software_verified"]
+    assert [(d["by"], d["via"], d["digest"]) for d in rows] == [("floor", "web", expected)]

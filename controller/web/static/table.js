@@ -389,6 +389,15 @@ const Page = (() => {
     await post("/api/logout", {});
     me = null; say("signed out"); render();
   });
+  // on-demand software verification: HMAC-SHA1 keyed by the seed over every approved file,
+  // journaled in the signed-in supervisor's name (docs/software-verification.md)
+  document.getElementById("verify-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const seed = document.getElementById("verify-seed").value.trim();
+    const res = await post("/api/verify-software", { seed });
+    if (res.ok) say(`software ${res.method} seed ${res.seed}: ${res.digest} (${res.files} files, entry ${res.seq})`);
+    else say(res.error, true);
+  });
   document.getElementById("config-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const text = document.getElementById("config-change").value.trim();
