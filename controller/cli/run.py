@@ -19,7 +19,10 @@ each change, ``WATCHDOG=1`` from the owner loop itself only while it makes progr
 owner stops the pings and systemd restarts the service after ``WatchdogSec=``), ``STOPPING=1``
 on SIGTERM / SIGINT. ``--approved-manifest PATH`` (the unit passes the manifest install.sh
 writes): the power-up's software hash is compared with it, and a mismatch is a journaled fault
-that refuses play (`controller.service.selfcheck.approval_problem`).
+that refuses play (`controller.service.selfcheck.approval_problem`). Fail closed (issue 28): no
+manifest given and none at ``/etc/paigow/software.manifest`` is that fault too, unless
+``--unapproved-bench`` (a lab bench: journaled in the power_up, UNAPPROVED SOFTWARE on every
+screen and report).
 
 Must never: fall back to another pin factory, use the simulation's seeded draw or scripted
 people, hold a game rule, or touch the journal other than through the owner.

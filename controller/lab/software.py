@@ -13,8 +13,9 @@ concatenated:
 Which files: the approved manifest (`selfcheck.APPROVED_MANIFEST`, or the one given) when there
 is one, else the installed software's own manifest (a bench: the answer says "installed, not
 approved"). An entry is resolved to a file: a package file (``controller/cli/run.py``) under its
-installed package, a dependency (``python/tornado==6.6.1/RECORD``) to its RECORD file, an
-absolute path as it is. A file that cannot be read is no digest but a problem naming it.
+installed package, a dependency (``python/tornado==6.6.1/RECORD``) to its RECORD file,
+``python/interpreter`` to the interpreter's binary, an absolute path as it is. A file that cannot
+be read is no digest but a problem naming it.
 
 Must never write a file, never cache a file's bytes or a digest between requests, never hold a
 game rule; journaling who asked is the caller's (`software_verified` events).
