@@ -8,6 +8,7 @@ live in `controller.lab`. Must never use the simulator's seeded source or write 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -39,7 +40,11 @@ def register(sub: Any) -> None:
     )
     dump.add_argument("--count", type=types.whole(1, MAX_COUNT), required=True, metavar="N")
     dump.add_argument(
-        "--out", required=True, metavar="FILE", help="the dump (text, one draw a line)"
+        "--out",
+        required=True,
+        metavar="FILE",
+        help="the dump (text, one draw a line); '-': standard output (the summary then goes to "
+        "standard error)",
     )
     dump.add_argument("--raw", metavar="FILE", help="also every raw byte consumed, as binary")
     _table_options(dump)
@@ -93,13 +98,17 @@ def run_dump(args: argparse.Namespace) -> int:
 
     if _refused(args, "dump"):
         return EXIT_REFUSED
+    to_stdout = args.out == "-"
     try:
-        with Path(args.out).open("w", encoding="ascii") as out:
-            if args.raw:
-                with Path(args.raw).open("wb") as raw:
-                    summary = dump(args.count, out, raw)
-            else:
-                summary = dump(args.count, out)
+        with contextlib.ExitStack() as files:
+            out = (
+                sys.stdout
+                if to_stdout
+                else files.enter_context(Path(args.out).open("w", encoding="ascii"))
+            )
+            raw = files.enter_context(Path(args.raw).open("wb")) if args.raw else None
+            summary = dump(args.count, out, raw)
+            out.flush()
     except OSError as exc:
         print(f"rng dump: cannot write: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -116,7 +125,8 @@ def run_dump(args: argparse.Namespace) -> int:
                 "started": summary.started,
                 "finished": summary.finished,
             }
-        )
+        ),
+        file=sys.stderr if to_stdout else sys.stdout,
     )
     return 0
 
