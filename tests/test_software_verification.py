@@ -28,6 +28,8 @@ from controller.cli import main
 from controller.lab import software
 from controller.service import selfcheck
 from controller.web.config import WebSection
+from fsm.round.events import Event
+from fsm.round.machine import RoundMachine
 
 
 @pytest.fixture()
@@ -240,3 +242,30 @@ def test_a_signed_in_supervisor_verifies_the_software_from_the_page_in_a_browser
             browser.close()
     rows = [d for _, t, d in journal_entries(served.db) if t == "software_verified"]
     assert [(d["by"], d["via"], d["digest"]) for d in rows] == [("floor", "web", expected)]
+
+
+def test_sas_21_with_an_approved_file_missing_is_not_answered_and_the_problem_journaled(
+    approved: list[Path],
+) -> None:
+    """A file the approved manifest lists and the table lacks: no signature (the host's 21
+    times out), and the entry to journal names the file."""
+    from types import MappingProxyType
+
+    from controller.floor.config import parse_sas
+    from controller.floor.exceptions import FloorFold
+    from controller.floor.responder import Responder
+    from controller.service.owner import PublicSnapshot
+    from drivers.sas.link import Poll
+    from fsm.round import GameConfig
+
+    approved[1].unlink()
+    problems: list[str] = []
+    responder = Responder(parse_sas({}, problems), GameConfig(), "TBL0001")
+    snap = PublicSnapshot(1, 0, "Closed", 0, 0, MappingProxyType({}), MappingProxyType({}))
+    reply = responder.respond(Poll(1, 0x21, b"\x34\x12", b""), snap, FloorFold(), 0.0)
+    assert reply.frame is None
+    assert reply.verified is not None and approved[1].name in reply.verified["problem"]
+    assert (reply.verified["by"], reply.verified["via"]) == ("floor", "sas")
+    assert "digest" not in reply.verified
+    machine = RoundMachine(GameConfig())  # the entry as the owner journals it: accepted
+    assert machine.step(Event("software_verified", reply.verified), 1) == []
