@@ -54,7 +54,7 @@ def _run(config: Path, db: Path, *extra: str) -> tuple[subprocess.CompletedProce
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err), entry_rows(db)
 
 
-def test_run_without_an_approved_manifest_refuses_play_fail_closed(
+def test_run_without_an_approved_manifest_refuses_play_fail_closed_ny_5321_18_b3iv(
     tmp_path: Path, ptys: tuple[str, str]
 ) -> None:
     config = write_config(tmp_path, *ptys)
@@ -68,7 +68,7 @@ def test_run_without_an_approved_manifest_refuses_play_fail_closed(
     assert "unapproved_bench" not in power_up
 
 
-def test_an_unapproved_bench_plays_and_says_so_in_the_journal_reports_and_verify(
+def test_an_unapproved_bench_plays_and_says_so_in_the_journal_reports_and_verify_ny_5321_18_b3iv(
     tmp_path: Path, ptys: tuple[str, str]
 ) -> None:
     config = write_config(tmp_path, *ptys)
@@ -90,7 +90,7 @@ def test_an_unapproved_bench_plays_and_says_so_in_the_journal_reports_and_verify
     assert verified["unapproved_bench"] is True
 
 
-def test_a_bench_is_shown_on_the_page_the_console_and_the_service_status(
+def test_a_bench_is_shown_on_the_page_the_console_and_the_service_status_ny_5321_18_b3iv(
     tmp_path: Path, ptys: tuple[str, str]
 ) -> None:
     config = load_config(write_config(tmp_path, *ptys))
@@ -119,7 +119,9 @@ def test_a_bench_is_shown_on_the_page_the_console_and_the_service_status(
     assert 'id="bench-badge"' in page and "UNAPPROVED SOFTWARE" in page
 
 
-def test_the_manifest_covers_the_interpreter_and_a_changed_one_is_named(tmp_path: Path) -> None:
+def test_the_manifest_covers_the_interpreter_and_a_changed_one_is_named_ny_5321_18_b3iv(
+    tmp_path: Path,
+) -> None:
     """The approved manifest names the interpreter's binary (symlinks resolved) beside the code,
     the configuration's schema (controller/config.py) and the dependencies; another interpreter
     is a named difference, and on-demand verification reads the same binary."""

@@ -68,7 +68,7 @@ def _sas_crc(data: bytes, crcval: int) -> int:
 
 
 # ------------------------------------------------------------------------------- the digests
-def test_hmac_sha1_is_keyed_by_the_seed_over_every_approved_file_in_manifest_order(
+def test_hmac_sha1_is_keyed_by_the_seed_over_every_approved_file_in_manifest_order_ny_5321_18_b3iv(
     approved: list[Path],
 ) -> None:
     seed = bytes.fromhex("00ff10203040")
@@ -111,7 +111,7 @@ def test_a_seed_that_is_not_one_is_refused_with_the_reason(method: str, seed: st
         software.parse_seed(method, seed)
 
 
-def test_verify_software_on_another_machine_gives_the_same_answer(
+def test_verify_software_on_another_machine_gives_the_same_answer_ny_5321_18_b3iv(
     approved: list[Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """`tablectl verify-software --seed S --manifest M`: the answer from the release's files."""
@@ -130,7 +130,7 @@ def test_verify_software_on_another_machine_gives_the_same_answer(
 
 
 # ---------------------------------------------------------------------------- SAS 21, a host
-def test_sas_21_is_answered_to_an_independent_host_and_journaled_as_asked_by_the_floor(
+def test_sas_21_answered_to_an_independent_host_journaled_as_asked_by_the_floor_ny_5321_18_b3iv(
     approved: list[Path], tmp_path: Path
 ) -> None:
     """sas-comm-py sends 21 with the seed 0x1234 (low byte first) and checks the answer's own
@@ -166,7 +166,7 @@ def rig(tmp_path: Path) -> Iterator[Rig]:
     yield from make_rig(tmp_path)
 
 
-def test_the_console_answers_a_supervisors_seed_and_journals_who_asked(
+def test_the_console_answers_a_supervisors_seed_and_journals_who_asked_ny_5321_18_b3iv(
     rig: Rig, approved: list[Path]
 ) -> None:
     reply = rig.ask("verify-software", "0badf00d")
@@ -197,7 +197,7 @@ def served(tmp_path: Path) -> Iterator[Served]:
         s.owner.stop()
 
 
-def test_the_page_answers_a_signed_in_supervisors_seed_and_journals_it(
+def test_the_page_answers_a_signed_in_supervisors_seed_and_journals_it_ny_5321_18_b3iv(
     served: Served, approved: list[Path]
 ) -> None:
     b = Browser(served.url)
@@ -217,7 +217,7 @@ def test_the_page_answers_a_signed_in_supervisors_seed_and_journals_it(
     assert status == 400
 
 
-def test_a_signed_in_supervisor_verifies_the_software_from_the_page_in_a_browser(
+def test_a_signed_in_supervisor_verifies_the_software_from_the_page_in_a_browser_ny_5321_18_b3iv(
     served: Served, approved: list[Path]
 ) -> None:
     """The page's own form (a real browser): the seed typed in, the digest shown, journaled."""
