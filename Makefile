@@ -4,6 +4,8 @@
 # make stress - (root) power cuts, SIGKILLs, storage faults, a million bad frames, 10,000 rounds
 # make stress-short - the same at a tenth of the counts (CI runs it after make test)
 # make system-deps - (root) the Debian packages the tests use as real parts
+# make rng-evidence - the RNG's evidence for a test lab: 10,000,000 draws' tests and dieharder
+#              (about 7 minutes here; docs/rng.md); the report in docs/rng-evidence/
 # make lock  - regenerate deploy/requirements.lock (hashes of every runtime dependency, uv)
 # make wheelhouse - the locked wheels for a Pi (aarch64, Python 3.11) in build/wheelhouse
 PYTHON ?= python3
@@ -12,7 +14,8 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCK   := deploy/requirements.lock
 
-.PHONY: run test lint typecheck pytest bench clean system-deps lock wheelhouse stress stress-short
+.PHONY: run test lint typecheck pytest bench clean system-deps lock wheelhouse stress stress-short \
+	rng-evidence
 
 RUNTIME := $(VENV)/.runtime
 
@@ -67,6 +70,10 @@ stress-short: $(STAMP)
 
 system-deps:
 	bash .ci/system-deps
+
+# heavy (dieharder): niced; on a shared machine run it under the suite's lock
+rng-evidence: $(RUNTIME)
+	nice -n 10 $(BIN)/tablectl rng evidence --out docs/rng-evidence --work build/rng-evidence
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

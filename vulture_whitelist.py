@@ -71,3 +71,13 @@ Inputs  # the page's view of the simulated table's pins (a Protocol)
 ID_EEPROM_PINS
 I2C_PINS
 ATTENDANT_PROGRESSIVE
+
+# The lab's evidence (controller/lab/rng_evidence.py): dieharder's result columns kept in the
+# report's JSON, and its documented FAILED threshold (the report quotes dieharder's own verdict).
+ntup
+tsamples
+DIEHARDER_FAILED
+
+# An event record of the vocabulary that the round posts to itself as an envelope
+# (fsm/round/phases/settle.py); its class is the record the journal's readers parse it with.
+RoundCompleted

@@ -71,7 +71,7 @@ def entry_rows(db: Path) -> list[tuple[str, dict[str, str]]]:
 def run_until_power_up(config: Path, db: Path, count: int) -> subprocess.CompletedProcess[str]:
     """Start the service, wait for its ``count``-th power_up entry, SIGTERM it."""
     proc = subprocess.Popen(
-        [*TABLECTL, "run", "--config", str(config), "--pin-factory", "mock"],
+        [*TABLECTL, "run", "--config", str(config), "--pin-factory", "mock", "--unapproved-bench"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

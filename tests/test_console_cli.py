@@ -358,7 +358,7 @@ def test_the_table_service_serves_the_console_from_its_config(tmp_path: Path) ->
     config = write_config(tmp_path, names[0], names[1])
     config.write_text(config.read_text() + f"\n[console]\nsocket = {json.dumps(str(sock))}\n")
     proc = subprocess.Popen(
-        [*TABLECTL, "run", "--config", str(config), "--pin-factory", "mock"],
+        [*TABLECTL, "run", "--config", str(config), "--pin-factory", "mock", "--unapproved-bench"],
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

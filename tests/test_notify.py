@@ -146,7 +146,7 @@ def _start_run(config: Path, listener: Listener, watchdog_usec: int) -> subproce
     }
     env.pop("WATCHDOG_PID", None)
     return subprocess.Popen(
-        [*TABLECTL, "run", "--config", str(config), "--pin-factory", "mock"],
+        [*TABLECTL, "run", "--config", str(config), "--pin-factory", "mock", "--unapproved-bench"],
         cwd=ROOT,
         env=env,
         stdout=subprocess.PIPE,

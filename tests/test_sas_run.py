@@ -42,6 +42,7 @@ def test_run_answers_polls_on_the_configured_sas_port(tmp_path: Path) -> None:
             str(config),
             "--pin-factory",
             "mock",
+            "--unapproved-bench",
         ],
         cwd=ROOT,
         stdout=subprocess.PIPE,

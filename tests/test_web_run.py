@@ -29,7 +29,7 @@ def test_run_serves_the_pit_page_read_only_until_a_supervisor_signs_in(
     config.write_text(config.read_text() + f"\n[web]\nenabled = true\nport = {port}\n")
     db = tmp_path / "journal.db"
     proc = subprocess.Popen(
-        [*TABLECTL, "run", "--config", str(config), "--pin-factory", "mock"],
+        [*TABLECTL, "run", "--config", str(config), "--pin-factory", "mock", "--unapproved-bench"],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:

@@ -29,6 +29,8 @@ SUBCOMMAND_MODULES: tuple[str, ...] = (
     "drill",
     "link",
     "central",
+    "rng",
+    "verify_software",
 )
 
 

@@ -72,10 +72,26 @@ def _read_pin(args: argparse.Namespace, err: TextIO) -> str | None:
         return None
 
 
+def _verify_args(rest: list[str]) -> None:
+    from controller.lab.software import VerifyError, parse_seed
+
+    if len(rest) != 1:
+        raise RequestError(f"verify-software takes one SEED (usage: {REQUESTS['verify-software']})")
+    try:
+        parse_seed("hmac-sha1", rest[0])
+    except VerifyError as exc:
+        raise RequestError(f"verify-software: {exc}") from None
+
+
 def _readable(reply: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     if reply.get("ok"):
         lines.append(f"ok: entry {reply.get('seq')}, table now {reply.get('state')}")
+        if "digest" in reply:  # verify-software
+            lines.append(
+                f"  {reply.get('method')} seed {reply.get('seed')}: {reply['digest']} over "
+                f"{reply.get('files')} files ({reply.get('size')} bytes, {reply.get('manifest')})"
+            )
     else:
         lines.append(f"refused: {reply.get('error', 'no reason given')}")
         if "seq" in reply:
@@ -104,7 +120,10 @@ def run_console(
             print(f"tablectl console: {name}: --supervisor ID is required", file=err)
             return EXIT_USAGE
         try:
-            build_event(name, rest, args.supervisor)
+            if name == "verify-software":  # answered by the table, journaled as asked
+                _verify_args(rest)
+            else:
+                build_event(name, rest, args.supervisor)
         except RequestError as exc:
             print(f"tablectl console: {exc}", file=err)
             return EXIT_USAGE

@@ -31,6 +31,7 @@ from controller.journal.audit import (
     verify,
 )
 from controller.journal.format import JSON, Entry, JournalError, completes_a_round
+from controller.journal.reports import BENCH_BANNER
 from controller.journal.seal import (
     SealError,
     format_verification_key,
@@ -295,6 +296,9 @@ def installed_problems(path: Path, installed: Any) -> list[str]:
 def _print_verify(report: dict[str, JSON], as_json: bool) -> None:
     training = any(p.get("training") for p in report.get("power_ups", []))
     report["training"] = training  # a simulated training table's journal (its power_ups say so)
+    bench = any(p.get("unapproved_bench") for p in report.get("power_ups", []))
+    if bench:  # tablectl run --unapproved-bench: a lab bench (the key only then)
+        report["unapproved_bench"] = True
     if as_json:
         print(json.dumps(report, sort_keys=True))
         return
@@ -302,6 +306,8 @@ def _print_verify(report: dict[str, JSON], as_json: bool) -> None:
     print(f"journal verify: {status}: {report['entries']} entries, {report['rounds']} rounds")
     if training:
         print("journal verify: TRAINING journal (a simulated training table, not a live table)")
+    if bench:
+        print(f"journal verify: {BENCH_BANNER}")
     for problem in report["problems"]:
         print(f"  {problem}")
     for power_up in report.get("power_ups", []):

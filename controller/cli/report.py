@@ -131,6 +131,9 @@ def run(args: argparse.Namespace) -> int:
             if reader.training:  # a simulated training table's journal, on every report
                 document["training"] = True
                 text = [reports.TRAINING_BANNER, *text]
+            if reader.unapproved_bench:  # tablectl run --unapproved-bench, on every report
+                document["unapproved_bench"] = True
+                text = [reports.BENCH_BANNER, *text]
             document["verification"] = check
             head = check["head"]
             if args.kind == "shift" and head["seq"]:  # the paper witness, for a signature

@@ -19,7 +19,10 @@ each change, ``WATCHDOG=1`` from the owner loop itself only while it makes progr
 owner stops the pings and systemd restarts the service after ``WatchdogSec=``), ``STOPPING=1``
 on SIGTERM / SIGINT. ``--approved-manifest PATH`` (the unit passes the manifest install.sh
 writes): the power-up's software hash is compared with it, and a mismatch is a journaled fault
-that refuses play (`controller.service.selfcheck.approval_problem`).
+that refuses play (`controller.service.selfcheck.approval_problem`). Fail closed (issue 28): no
+manifest given and none at ``/etc/paigow/software.manifest`` is that fault too, unless
+``--unapproved-bench`` (a lab bench: journaled in the power_up, UNAPPROVED SOFTWARE on every
+screen and report).
 
 Must never: fall back to another pin factory, use the simulation's seeded draw or scripted
 people, hold a game rule, or touch the journal other than through the owner.
@@ -72,6 +75,13 @@ def register(sub: Any) -> None:
         metavar="PATH",
         help="the approved software manifest (install.sh writes /etc/paigow/software.manifest); "
         "a different software hash at power-up is a fault that refuses play",
+    )
+    parser.add_argument(
+        "--unapproved-bench",
+        action="store_true",
+        help="a lab bench: play without an approved manifest (journaled; every report and "
+        "screen says UNAPPROVED SOFTWARE). Without it and without an approved manifest, play "
+        "is refused (fail closed)",
     )
     # bench and tests only: gpiozero's MockFactory instead of lgpio (never in the unit file)
     parser.add_argument(
@@ -294,6 +304,32 @@ def _log_notice(effect: Any) -> None:
         log.info("%s", effect)
 
 
+#: What every screen of a lab bench says (`tablectl run --unapproved-bench`).
+BENCH_BANNER = (
+    "UNAPPROVED SOFTWARE (lab bench, --unapproved-bench): no approved manifest vouches for "
+    "this software; not a live table"
+)
+
+
+def software_policy(args: argparse.Namespace) -> tuple[str | None, str | None]:
+    """``(approved manifest, refusal)`` for this start (fail closed, issue 28 item 2): the
+    manifest given, else `APPROVED_MANIFEST` where the installer wrote it; without one, the
+    refusal that faults the power-up, unless ``--unapproved-bench`` (both None: a lab bench)."""
+    from controller.service.selfcheck import APPROVED_MANIFEST
+
+    given = getattr(args, "approved_manifest", None)
+    if given:
+        return str(given), None
+    if APPROVED_MANIFEST.exists():
+        return str(APPROVED_MANIFEST), None
+    if getattr(args, "unapproved_bench", False):
+        return None, None
+    return None, (
+        f"no approved software manifest (--approved-manifest, or {APPROVED_MANIFEST}): play "
+        "refused; a lab bench starts with --unapproved-bench"
+    )
+
+
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     try:
@@ -306,8 +342,12 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         print(f"run: warning: {warning}", file=sys.stderr)
     for problem in ready.fatal:
         print(f"run: cannot start: {problem}", file=sys.stderr)
+    approved, no_manifest = software_policy(args)
     if args.check:
-        approved = getattr(args, "approved_manifest", None)
+        if no_manifest:
+            ready.info.append(f"software: {no_manifest}")
+        elif args.unapproved_bench:
+            ready.info.append("software: UNAPPROVED SOFTWARE (lab bench, --unapproved-bench)")
         if approved:  # what the power-up will find: a mismatch starts the table in a fault
             from controller.service.selfcheck import software_hash
 
@@ -371,12 +411,14 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
         owner = table.owner
         notifier = Notifier()
         owner.heartbeat = notifier.owner_watchdog()  # pinged by the owner loop itself
-        approved = getattr(args, "approved_manifest", None)
+        approved, no_manifest = software_policy(args)
         if approved:
             owner.software_approval = lambda digest: approval_problem(approved, digest)
+        elif no_manifest:  # fail closed: a power-up fault, play refused
+            owner.software_approval = lambda digest: no_manifest
         else:
-            print("run: warning: no --approved-manifest: the software is not compared with "
-                  "an approved release", file=sys.stderr)  # fmt: skip
+            owner.unapproved_bench = True
+            print(f"run: warning: {BENCH_BANNER}", file=sys.stderr)
         notifier.status("power-up: journal, restore, devices")
         try:
             table.start()  # owner, then sign reader and console, then inputs and serial links
@@ -401,6 +443,8 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
             flush=True,
         )
         _page_note(page, out)
+        if owner.unapproved_bench:
+            print(f"table {config.table.id}: {BENCH_BANNER}", file=out, flush=True)
         if owner.public.software_fault:
             print(f"run: software not approved, play refused: {owner.public.software_fault}",
                   file=sys.stderr)  # fmt: skip

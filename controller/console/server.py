@@ -56,6 +56,7 @@ from controller.supervisor.requests import (
     REQUESTS,
     RequestError,
     build_event,
+    count_args,
     no_constant,
     short,
 )
@@ -409,6 +410,8 @@ class ConsoleServer:
             if request.name == "status":
                 return self._status()
             assert request.supervisor is not None and request.pin is not None
+            if request.name == "verify-software":
+                return self._verify_software(request)
             event = build_event(request.name, request.args, request.supervisor)
         except RequestError as exc:
             return {"ok": False, "error": str(exc)}
@@ -425,6 +428,27 @@ class ConsoleServer:
         except Exception as exc:
             log.exception("console: request failed")
             return {"ok": False, "error": f"internal error: {type(exc).__name__}: {exc}"[:300]}
+
+    def _verify_software(self, request: Request) -> dict[str, JSON]:
+        """The on-demand software digest for the supervisor's seed, journaled with who asked
+        (`controller.lab.software`); a malformed seed is refused before the PIN is checked."""
+        from controller.lab.software import VerifyError, parse_seed
+        from controller.lab.software import request as verification
+
+        assert request.supervisor is not None and request.pin is not None
+        try:
+            count_args(request.name, request.args, 1, 1)
+            parse_seed("hmac-sha1", request.args[0])
+        except (RequestError, VerifyError) as exc:
+            return {"ok": False, "error": str(exc)}
+        refused = self.gate.authenticate(request.supervisor, request.pin, request.name)
+        if refused is not None:
+            return {"ok": False, "error": refused}
+        record, answer = verification("hmac-sha1", request.args[0], request.supervisor, "console")
+        posted = self._post(record.envelope())
+        if not posted.get("ok"):
+            return posted
+        return {**posted, **{k: _thaw(v) for k, v in answer.items()}}
 
     # ------------------------------------------------------------------ authentication
     # ------------------------------------------------------------------ posting and status
@@ -486,6 +510,7 @@ class ConsoleServer:
                 "last_event": snap.last_event,
                 "console_refusals": self.refusals,
                 "head": self._head(),
+                "unapproved_bench": bool(getattr(snap, "unapproved_bench", False)),
             },
         }
 

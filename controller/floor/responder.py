@@ -32,7 +32,7 @@ from controller.service.owner import PublicSnapshot
 from drivers.sas import codec
 from drivers.sas.link import Poll
 from fsm.round.config import GameConfig
-from fsm.round.events import FloorCommand, FloorCommandName
+from fsm.round.events import FloorCommand, FloorCommandName, SoftwareVerified
 
 GAME = 1  # the table is one game; game 0 is the machine as a whole
 DENOMINATION_CENT = 0x01
@@ -55,10 +55,25 @@ class Reply:
     frame: bytes | None
     command: FloorCommand | None = None
     reason: str = ""
+    #: a ``software_verified`` entry to journal (21, ROM signature verification)
+    verified: SoftwareVerified | None = None
 
 
 class _Nack(Exception):
     pass
+
+
+#: An award's amount field (1B, 84: 5 BCD bytes) carries at most $99,999,999.99. Meters roll
+#: over at their field's width as SAS meters do (the host takes differences modulo it); an award
+#: never does: a larger one is not answered (docs/sas.md, "Rollover").
+AWARD_MAX = codec.bcd_max(5)
+
+
+def _too_large(what: str, cents: int) -> str:
+    return (
+        f"{what}: {cents} cents exceed the 5-byte BCD field (at most {AWARD_MAX}); not "
+        "answered rather than wrapped (docs/sas.md, Rollover)"
+    )
 
 
 class Responder:
@@ -152,6 +167,18 @@ class Responder:
                 return Reply(None, reason=str(exc))
         return Reply(None, reason="broadcast")
 
+    def _rom_signature(self, seed: int) -> Reply:
+        """21: CRC-16 seeded by the host over every approved file (controller/lab/software.py),
+        journaled; no answer when a file cannot be read (the problem is journaled)."""
+        from controller.lab.software import request
+
+        record, answer = request("sas-crc16", f"{seed:04x}", "floor", "sas")
+        if not answer.get("ok"):
+            return Reply(None, reason=str(answer.get("error")), verified=record)
+        signature = int(str(answer["digest"]), 16)
+        frame = codec.rom_signature_answer(self.address, signature)
+        return Reply(frame, verified=record)
+
     def _set_clock(self, data: bytes, now_s: float) -> FloorCommand:
         try:
             mo, d, y, h, mi, s = codec.parse_date_time(data)
@@ -198,6 +225,8 @@ class Responder:
             return Reply(codec.meters_answer(a, 0x1A, [v(0x0C, snap)]))
         if command == 0x1B:
             level, amount = self.handpay(snap)
+            if amount > AWARD_MAX:
+                return Reply(None, reason=_too_large("1B handpay", amount))
             return Reply(codec.handpay_answer(a, 0, level, amount, 0, 0))
         if command == 0x1C:
             eight = [
@@ -230,6 +259,8 @@ class Responder:
                 for c in extended
             ]
             return Reply(codec.extended_meters_answer(a, command, game, meters))
+        if command == 0x21:
+            return self._rom_signature(int.from_bytes(data[:2], "little"))
         if command == 0x51:
             return Reply(codec.game_number_answer(a, 0x51, 1))
         if command == 0x52:
@@ -257,5 +288,7 @@ class Responder:
             return Reply(codec.cumulative_progressive_answer(a, game, v(0x20, snap)))
         if command == 0x84:
             level, amount = self.last_win(snap)
+            if amount > AWARD_MAX:
+                return Reply(None, reason=_too_large("84 last progressive win", amount))
             return Reply(codec.last_progressive_answer(a, 0, level, amount))
         return Reply(None, reason="unknown poll")

@@ -186,6 +186,8 @@ class FloorLink:
                     self.frames.add("rx", b"", f"not answered: {reply.reason}")
                 if reply.command is not None:
                     self._command(reply.command, now)
+                if reply.verified is not None:
+                    self._post(reply.verified)
             elif isinstance(ev, Acked):
                 if ev.poll.command is None and ev.answer != b"\x00":
                     head = self._delivered

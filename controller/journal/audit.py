@@ -430,6 +430,7 @@ class _Walk:
             self.power_ups.append(
                 {"seq": seq, "ts": ts_ms, "software_hash": obj.get("software_hash")}
                 | ({"training": True} if obj.get("training") is True else {})
+                | ({"unapproved_bench": True} if obj.get("unapproved_bench") is True else {})
             )
         return Entry(seq, ts_ms, round_id, type_, obj, prev, digest, s_hash, mac)
 

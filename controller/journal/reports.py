@@ -61,6 +61,11 @@ METER_PARTS = ("display_cents", "overflow_cents", "reserve_cents")
 TRAINING_BANNER = (
     "TRAINING journal: a simulated training table (tablectl simulate), not a live table's record"
 )
+#: On every report of a journal played by `tablectl run --unapproved-bench` (issue 28 item 2).
+BENCH_BANNER = (
+    "UNAPPROVED SOFTWARE: played on a lab bench (tablectl run --unapproved-bench) by software no "
+    "approved manifest vouches for; not a live table's record"
+)
 
 
 class ReportError(Exception):
@@ -154,11 +159,19 @@ class JournalReader:
     @property
     def training(self) -> bool:
         """True for a training journal: one of its power_up entries records ``training``."""
+        return self._power_up_says("training")
+
+    @property
+    def unapproved_bench(self) -> bool:
+        """True when a power_up entry records ``unapproved_bench`` (a lab bench's play)."""
+        return self._power_up_says("unapproved_bench")
+
+    def _power_up_says(self, flag: str) -> bool:
         try:
             rows = self._conn.execute("SELECT data FROM journal WHERE type = 'power_up'")
             for (data,) in rows:
                 try:
-                    if decode_object(data, "power_up").get("training") is True:
+                    if decode_object(data, "power_up").get(flag) is True:
                         return True
                 except ValueError:
                     continue

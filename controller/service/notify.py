@@ -141,6 +141,8 @@ def service_status(snap: Any) -> str:
         text += f" | STORAGE FAULT: {snap.storage_fault}"
     if getattr(snap, "software_fault", None):
         text += f" | SOFTWARE NOT APPROVED: {snap.software_fault}"
+    if getattr(snap, "unapproved_bench", False):
+        text += " | UNAPPROVED SOFTWARE (lab bench)"
     return text
 
 

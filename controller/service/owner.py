@@ -162,6 +162,9 @@ class PublicSnapshot:
     #: the software is not the approved release (``fault_raised SOFTWARE_UNAPPROVED``): every
     #: event is refused until a restart with the approved software
     software_fault: str | None = None
+    #: ``tablectl run --unapproved-bench``: a lab bench playing unapproved software (every
+    #: screen says so)
+    unapproved_bench: bool = False
 
 
 @dataclass
@@ -280,6 +283,8 @@ class Owner:
         self.exit_error: BaseException | None = None
         self.heartbeat: Callable[[], None] | None = None
         self.software_approval: Callable[[str], str | None] | None = None
+        #: set by ``tablectl run --unapproved-bench`` before start: journaled in the power_up
+        self.unapproved_bench = False
         self._software_fault: str | None = None
         #: the one follower of this journal's commits: every reader of committed entries
         #: subscribes to it (controller.journal.tail)
@@ -442,6 +447,7 @@ class Owner:
             # a Pi has no RTC: false = this and later timestamps predate time sync (timesync.py)
             clock_synced=self._clock_synced(),
             training=True if self._training else None,
+            unapproved_bench=True if self.unapproved_bench else None,
         )
         self._process(power_up.envelope())
         if self._storage_fault:  # the power-up entry itself did not commit (disk full, ...)
@@ -695,6 +701,7 @@ class Owner:
             public = PublicSnapshot(
                 old.seq, old.ts_ms, "Fault", old.round_id, old.rounds_completed, old.view,
                 old.meters, self._storage_fault, last_event, self._config_pending,
+                unapproved_bench=self.unapproved_bench,
             )  # fmt: skip
         else:
             public = PublicSnapshot(
@@ -709,6 +716,7 @@ class Owner:
                 last_event=last_event,
                 config_pending=self._config_pending,
                 software_fault=self._software_fault,
+                unapproved_bench=self.unapproved_bench,
             )
         with self._cond:
             self.public = public

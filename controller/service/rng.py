@@ -2,9 +2,13 @@
 statistics a test lab runs on it.
 
 Responsible for one thing: drawing a number 1..7, every value equally likely, from the operating
-system's CSPRNG (`secrets.randbelow(7) + 1`: rejection sampling inside, so no modulo bias; seeded
-by the kernel from an uncontrolled source, never the same sequence after a restart). The owner
-thread draws exactly once per ``draw_rng`` effect and journals the value as ``rng_drawn``.
+system's CSPRNG. The source is `read_csprng` (``os.urandom``: getrandom(2), seeded by the kernel
+from an uncontrolled source, never the same sequence after a restart); the scaling is `scale`, one
+byte at a time: a byte b below 252 (= 36 x 7) gives b mod 7 + 1, a byte 252..255 is rejected and
+another read (rejection sampling: no modulo bias; the proof is docs/rng.md). `draw_position` is
+exactly `scale(read_csprng)`, and `tablectl rng dump` calls the same `scale` (controller/lab), so
+the lab's dump is the round's draw. The owner thread draws exactly once per ``draw_rng`` effect and
+journals the value as ``rng_drawn``.
 
 A seeded source (`SeededDraw`) exists for the simulated table only: `tablectl simulate --seed`
 uses it so a run is repeatable. It must never be used by `tablectl run` (real hardware), and this
@@ -18,8 +22,8 @@ critical values are cited constants, not computed here.
 from __future__ import annotations
 
 import math
+import os
 import random
-import secrets
 from collections.abc import Callable, Sequence
 from itertools import pairwise
 
@@ -38,9 +42,51 @@ CHI2_CRITICAL_48DF_99 = 73.683
 Z_CRITICAL_99 = 2.576
 
 
+#: A source of raw random bytes: ``read(n)`` returns ``n`` bytes.
+ByteSource = Callable[[int], bytes]
+
+#: A byte below this is accepted: 252 = 36 x 7, the largest multiple of 7 not above 256, so each
+#: value 1..7 has exactly 36 of the 252 accepted bytes (docs/rng.md, "The scaling").
+ACCEPT_BELOW = (256 // POSITIONS) * POSITIONS
+#: Rejected bytes in a row after which the source is taken as broken (an RNG_FAILURE fault, never
+#: a value): a working source does this with probability (4/256)^64, below 10^-115.
+MAX_REJECTIONS = 64
+
+
+class RngError(RuntimeError):
+    """The byte source failed: a short read, or a run of rejected bytes no working source makes."""
+
+
+def read_csprng(n: int) -> bytes:
+    """``n`` bytes of the operating system's CSPRNG (getrandom(2)): the production source."""
+    return os.urandom(n)
+
+
+def scale(read: ByteSource) -> tuple[int, bytes]:
+    """One starting position 1..7 from ``read``, one byte at a time, with the bytes it consumed.
+
+    A byte b < `ACCEPT_BELOW` (252) gives ``b % 7 + 1``; a byte 252..255 is rejected and the next
+    one read. The round's draw (`draw_position`) and the lab's dump both call this function."""
+    consumed = b""
+    for _ in range(MAX_REJECTIONS + 1):
+        byte = read(1)
+        if len(byte) != 1:
+            raise RngError(f"rng: the byte source returned {len(byte)} bytes, expected 1")
+        consumed += byte
+        if byte[0] < ACCEPT_BELOW:
+            return byte[0] % POSITIONS + 1, consumed
+    raise RngError(f"rng: {MAX_REJECTIONS + 1} rejected bytes in a row: the source is broken")
+
+
+def draw_with_bytes() -> tuple[int, bytes]:
+    """One production draw and the raw bytes it consumed: `scale` over `read_csprng`. The round
+    (`draw_position`) and `tablectl rng dump` both make exactly this call."""
+    return scale(read_csprng)
+
+
 def draw_position() -> int:
     """One starting position 1..7 from the OS CSPRNG (the only source for real hardware)."""
-    return secrets.randbelow(POSITIONS) + 1
+    return draw_with_bytes()[0]
 
 
 class SeededDraw:

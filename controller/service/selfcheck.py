@@ -1,7 +1,9 @@
 """Power-up self-check: authentication of the controller's own software and of its storage.
 
-`software_manifest` hashes every ``.py`` and ``.toml`` file (code, pay tables, house ways) of the
-installed ``fsm``, ``drivers`` and ``controller`` packages (SHA-256 each) and names every runtime
+`software_manifest` hashes every ``.py`` and ``.toml`` file (code, pay tables, house ways, and the
+configuration's schema, which is code: ``controller/config.py`` and its readers) of the
+installed ``fsm``, ``drivers`` and ``controller`` packages (SHA-256 each), the interpreter's
+binary (``python/interpreter``), and names every runtime
 dependency installed with them at its version (``python/tornado==6.6.1/RECORD``: the SHA-256 of
 the distribution's RECORD, which lists each of its files with its own hash), so the manifest
 names the versions ``deploy/requirements.lock`` installed; `software_hash` condenses the manifest
@@ -51,7 +53,18 @@ QUICK_CHECKED = ("meta", "state", "meters")
 #: The distribution whose runtime dependencies the manifest names (with its ``pi`` extra).
 PROJECT = "paigow-table-controller"
 PROJECT_EXTRAS = ("pi",)
+#: Where deploy/install.sh writes the approved manifest (the unit passes it to ``tablectl run``).
+APPROVED_MANIFEST = Path("/etc/paigow/software.manifest")
 _LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
+
+
+#: The manifest's entry for the Python interpreter (its binary, symlinks resolved).
+INTERPRETER = "python/interpreter"
+
+
+def interpreter_path() -> Path:
+    """The interpreter binary running this process (a venv's ``python`` resolved)."""
+    return Path(sys.executable).resolve()
 
 
 def _package_dir(name: str) -> Path:
@@ -76,6 +89,8 @@ def software_manifest(
     manifest: dict[str, str] = {}
     if dependencies_of is not None:
         manifest.update(dependency_manifest(dependencies_of))
+        # the interpreter that runs it all (issue 28 item 2): the binary itself
+        manifest[INTERPRETER] = hashlib.sha256(interpreter_path().read_bytes()).hexdigest()
     for name in packages:
         root = _package_dir(name)
         for file in root.rglob("*"):

@@ -67,6 +67,8 @@ REQUESTS: dict[str, str] = {
     "config-change": "config-change KEY=VALUE...",
     "meter-correct": "meter-correct LEVEL METER DELTA_CENTS REASON  (METER: display, reserve, "
     "overflow; DELTA_CENTS signed whole cents)",
+    "verify-software": "verify-software SEED  (1-64 bytes in hex: HMAC-SHA1 keyed by it over "
+    "every approved file; docs/software-verification.md)",
 }
 
 
@@ -89,7 +91,7 @@ def _usage(name: str) -> str:
     return f"(usage: {REQUESTS[name]})"
 
 
-def _count(name: str, args: Sequence[str], low: int, high: int | None = None) -> None:
+def count_args(name: str, args: Sequence[str], low: int, high: int | None = None) -> None:
     n = len(args)
     if n < low or (high is not None and n > high):
         if high == low:
@@ -201,7 +203,7 @@ def build_event(name: str, args: Sequence[str], supervisor: str, via: str = "con
     """The round's event for request ``name`` with ``args`` taken by ``supervisor`` through
     ``via`` (``console``, ``web``). `RequestError` names a bad argument. Pure: the CLI checks its
     arguments with it too."""
-    if name not in REQUESTS or name == "status":
+    if name not in REQUESTS or name in ("status", "verify-software"):
         raise RequestError(f"request: {short(name)} does not post an event")
     return _request_record(name, args, {"supervisor": supervisor, "via": via}).envelope()
 
@@ -218,16 +220,16 @@ _PLAIN_REQUESTS: dict[str, type[EventRecord]] = {
 
 def _request_record(name: str, args: Sequence[str], who: dict[str, str]) -> EventRecord:
     if name in _PLAIN_REQUESTS:
-        _count(name, args, 0, 0)
+        count_args(name, args, 0, 0)
         return _PLAIN_REQUESTS[name](**who)
     if name == "resolve-chips":
-        _count(name, args, 1)
+        count_args(name, args, 1)
         return ChipsResolved(**who, positions=list(_positions(args)))
     if name == "validate-hit":
-        _count(name, args, 1, 1)
+        count_args(name, args, 1, 1)
         return HitValidated(**who, position=_position(args[0], "POSITION"))
     if name == "void-hit":
-        _count(name, args, 2)
+        count_args(name, args, 2)
         position = _position(args[0], "POSITION")
         rest = list(args[1:])
         line: str | None = None
@@ -243,26 +245,26 @@ def _request_record(name: str, args: Sequence[str], who: dict[str, str]) -> Even
         reason = _text(" ".join(rest), "REASON")
         return HitVoided(**who, position=position, reason=reason, line=line)
     if name == "clear-fault":
-        _count(name, args, 0, 1)
+        count_args(name, args, 0, 1)
         if args and args[0] != "--void":
             raise RequestError(f"clear-fault: unknown option {short(args[0])} {_usage(name)}")
         return FaultCleared(**who, void=bool(args))
     if name == "void-draw":
-        _count(name, args, 1)
+        count_args(name, args, 1)
         return RngVoid(**who, reason=_text(" ".join(args), "REASON"))
     if name == "side-wagers":
-        _count(name, args, 1)
+        count_args(name, args, 1)
         return SideWagers(**who, bets=_side_bets(args))
     if name == "maintenance":
-        _count(name, args, 1, 1)
+        count_args(name, args, 1, 1)
         if args[0] not in ("enter", "exit"):
             raise RequestError(f"maintenance: 'enter' or 'exit', got {short(args[0])}")
         return MaintenanceEntered(**who) if args[0] == "enter" else MaintenanceExited(**who)
     if name == "config-change":
-        _count(name, args, 1)
+        count_args(name, args, 1)
         return ConfigChanged(**who, changes=_changes(args))
     assert name == "meter-correct"
-    _count(name, args, 4)
+    count_args(name, args, 4)
     level = _text(args[0], "LEVEL")
     meter = args[1].strip()
     if meter not in METERS:

@@ -47,7 +47,8 @@ STATIC = Path(__file__).parent / "static"
 COMMIT_TIMEOUT_S = 10.0
 MAX_BODY = 4096
 #: Requests of the console a supervisor may take from the page (all but ``status``).
-ACTIONS = tuple(r for r in REQUESTS if r != "status")
+#: verify-software has its own route (controller/web/verify.py): it answers a digest
+ACTIONS = tuple(r for r in REQUESTS if r not in ("status", "verify-software"))
 #: Host names a page listening on the loopback answers to (a DNS-rebinding site's name is not).
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "::1"})
 
@@ -297,7 +298,7 @@ class LogoutHandler(BaseHandler):
         self.reply(200, {"ok": True})
 
 
-def _wait(receipt: Any) -> bool:
+def wait_receipt(receipt: Any) -> bool:
     return bool(receipt.wait(COMMIT_TIMEOUT_S))
 
 
@@ -327,7 +328,9 @@ class ActionHandler(BaseHandler):
             self.reply(400, {"ok": False, "error": str(exc)})
             return
         receipt = self.page.owner.post_tracked(event)
-        committed = await IOLoop.current().run_in_executor(self.page.post_pool, _wait, receipt)
+        committed = await IOLoop.current().run_in_executor(
+            self.page.post_pool, wait_receipt, receipt
+        )
         if not committed or receipt.seq is None:
             self.reply(503, {"ok": False, "error": receipt.error or "not committed in time"})
             return

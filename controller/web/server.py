@@ -29,6 +29,7 @@ from controller.web.feed import Feed, Hub
 from controller.web.routes import Page, make_app
 from controller.web.training import frame_extra
 from controller.web.training import routes as training_routes
+from controller.web.verify import routes as verify_routes
 
 log = logging.getLogger(__name__)
 
@@ -112,9 +113,9 @@ class WebServer:
         asyncio.set_event_loop(asyncio.new_event_loop())
         loop = IOLoop.current()
         self._loop = loop
-        extra: list[Any] = []
+        extra: list[Any] = verify_routes(self.page)
         if self.page.training is not None:  # the simulated table's trainer: roles, faults, drills
-            extra = training_routes(self.page)
+            extra += training_routes(self.page)
         server = tornado.httpserver.HTTPServer(make_app(self.page, extra), xheaders=False)
         server.add_sockets(self._sockets)
         self._server = server

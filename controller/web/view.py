@@ -303,6 +303,8 @@ def frame(
         "seq": public.seq,
         "ts_ms": public.ts_ms,
         "mode": mode,
+        # tablectl run --unapproved-bench: the page says UNAPPROVED SOFTWARE on every frame
+        "unapproved_bench": bool(getattr(public, "unapproved_bench", False)),
         "table_id": view.get("table_id", ""),
         "state": state,
         "words": state_words(state) if not public.storage_fault else "Storage fault: restart",

@@ -58,6 +58,11 @@ class BcdError(ValueError):
     """A byte that is not two decimal digits."""
 
 
+def bcd_max(size: int) -> int:
+    """The largest number ``size`` BCD bytes carry: 4 bytes 99,999,999, 5 bytes 9,999,999,999."""
+    return int(10 ** (2 * size)) - 1
+
+
 def bcd(value: int, size: int) -> bytes:
     """``value`` as ``size`` bytes of packed BCD, most significant digit first. A value that
     does not fit shows its lowest digits (SAS meters roll over); a negative one is an error."""
@@ -115,6 +120,7 @@ POLLS: dict[int, PollSpec] = _specs(
         (0x1B, "handpay information", "R", 0),
         (0x1C, "meters", "R", 0),
         (0x1F, "machine ID and information", "R", 0),
+        (0x21, "ROM signature verification", "S", 2),
         (0x2F, "selected meters for game N", "M", 0),
         (0x51, "number of games", "R", 0),
         (0x52, "game N meters", "S", 2),
@@ -255,6 +261,11 @@ def version_answer(address: int, version: str, serial_number: str) -> bytes:
     if len(body) > 43:
         raise ValueError("serial number: at most 40 ASCII characters")
     return answer(address, 0x54, bytes((len(body),)) + body)
+
+
+def rom_signature_answer(address: int, signature: int) -> bytes:
+    """21: the 16-bit ROM signature, binary, low byte first (docs/sas.md, "21")."""
+    return answer(address, 0x21, signature.to_bytes(2, "little"))
 
 
 def game_number_answer(address: int, command: int, game: int) -> bytes:

@@ -99,13 +99,16 @@ class PowerUp(EventRecord):
     resumed from (the reconcile event after a restart); `clock_synced` false: the system clock
     was not yet synchronised (a Pi has no RTC), so this entry's and later timestamps may be off
     until a `device_recovered` with device `clock`, code `TIME_SYNC`; `training` true: a simulated
-    training table (`tablectl simulate`), whose journal every report and verify marks TRAINING"""
+    training table (`tablectl simulate`), whose journal every report and verify marks TRAINING;
+    `unapproved_bench` true: `tablectl run --unapproved-bench`, a lab bench playing software no
+    approved manifest vouches for, marked UNAPPROVED SOFTWARE on every report, verify and screen"""
 
     software_hash: str | None = None
     storage: Json = None
     restored_seq: Annotated[int, Between(0)] | None = None
     clock_synced: bool | None = None
     training: bool | None = None
+    unapproved_bench: bool | None = None
 
 
 @event("table_opened")
@@ -503,6 +506,26 @@ class ConsoleRefused(EventRecord):
     request: str
     reason: str
     unjournaled: Annotated[int, Between(0)] | None = None
+
+
+@event("software_verified")
+class SoftwareVerified(EventRecord):
+    """an on-demand software verification (docs/software-verification.md): `by` who asked (a
+    supervisor's id, or `floor` for the floor system's SAS long poll 21), `via` console, web or
+    sas, `method` hmac-sha1 (GAT style) or sas-crc16 (SAS 21), the `seed` asked with and the
+    `digest` answered (hex) over `files` approved files (`size` bytes, listed by `manifest`,
+    `approved` false where no approved manifest exists); `problem`: why there is no digest"""
+
+    by: str
+    via: Literal["console", "web", "sas"]
+    method: Literal["hmac-sha1", "sas-crc16"]
+    seed: str
+    digest: str | None = None
+    files: Annotated[int, Between(0)] | None = None
+    size: Annotated[int, Between(0)] | None = None
+    manifest: str | None = None
+    approved: bool | None = None
+    problem: str | None = None
 
 
 # --------------------------------------------------------------------------- maintenance

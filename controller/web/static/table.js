@@ -140,6 +140,7 @@ const Page = (() => {
     document.getElementById("table-id").textContent = f.table_id;
     const badge = document.getElementById("mode-badge");
     badge.textContent = f.mode === "sim" ? "simulated table" : "pit status";
+    document.getElementById("bench-badge").hidden = !f.unapproved_bench;
     const words = document.getElementById("state-words");
     words.textContent = f.words;
     words.dataset.state = f.state;
@@ -387,6 +388,15 @@ const Page = (() => {
   document.getElementById("logout-btn").addEventListener("click", async () => {
     await post("/api/logout", {});
     me = null; say("signed out"); render();
+  });
+  // on-demand software verification: HMAC-SHA1 keyed by the seed over every approved file,
+  // journaled in the signed-in supervisor's name (docs/software-verification.md)
+  document.getElementById("verify-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const seed = document.getElementById("verify-seed").value.trim();
+    const res = await post("/api/verify-software", { seed });
+    if (res.ok) say(`software ${res.method} seed ${res.seed}: ${res.digest} (${res.files} files, entry ${res.seq})`);
+    else say(res.error, true);
   });
   document.getElementById("config-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();

@@ -121,6 +121,7 @@ PHASE = Phase(
         Transition("link_state", EVERYWHERE, None, [level_known], before=[link_state]),
         # journaled, changing nothing
         Transition("console_refused", EVERYWHERE),
+        Transition("software_verified", EVERYWHERE),
         Transition("config_pending", EVERYWHERE),
         Transition("training", EVERYWHERE),
     ],
