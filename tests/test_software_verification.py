@@ -264,8 +264,8 @@ def test_sas_21_with_an_approved_file_missing_is_not_answered_and_the_problem_jo
     snap = PublicSnapshot(1, 0, "Closed", 0, 0, MappingProxyType({}), MappingProxyType({}))
     reply = responder.respond(Poll(1, 0x21, b"\x34\x12", b""), snap, FloorFold(), 0.0)
     assert reply.frame is None
-    assert reply.verified is not None and approved[1].name in reply.verified["problem"]
-    assert (reply.verified["by"], reply.verified["via"]) == ("floor", "sas")
+    assert reply.verified is not None and approved[1].name in (reply.verified.problem or "")
+    assert (reply.verified.by, reply.verified.via) == ("floor", "sas")
     assert "digest" not in reply.verified
     machine = RoundMachine(GameConfig())  # the entry as the owner journals it: accepted
     assert machine.step(Event("software_verified", reply.verified), 1) == []

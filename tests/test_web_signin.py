@@ -9,7 +9,6 @@ Real parts: the owner on a real journal, the Tornado page, a real HTTP client (t
 
 from __future__ import annotations
 
-import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,7 +41,9 @@ def test_an_unknown_id_takes_the_time_of_a_known_one_within_20_percent(table: Ta
     for _ in range(9):
         known.append(timed("trainer", PIN))
         unknown.append(timed("nobody", PIN))
-    ratio = statistics.median(unknown) / statistics.median(known)
+    # the fastest of each: the time the path itself takes, least disturbed by other load on the
+    # machine (a median still carries a busy neighbour's noise)
+    ratio = min(unknown) / min(known)
     assert 0.8 <= ratio <= 1.2, (ratio, known, unknown)
 
 
