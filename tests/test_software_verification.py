@@ -28,7 +28,6 @@ from controller.cli import main
 from controller.lab import software
 from controller.service import selfcheck
 from controller.web.config import WebSection
-from fsm.round.events import Event
 from fsm.round.machine import RoundMachine
 
 
@@ -268,4 +267,4 @@ def test_sas_21_with_an_approved_file_missing_is_not_answered_and_the_problem_jo
     assert (reply.verified.by, reply.verified.via) == ("floor", "sas")
     assert reply.verified.digest is None
     machine = RoundMachine(GameConfig())  # the entry as the owner journals it: accepted
-    assert machine.step(Event("software_verified", reply.verified), 1) == []
+    assert machine.step(reply.verified.envelope(), 1) == []
