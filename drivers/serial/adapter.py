@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import ClassVar, Self
+from typing import TYPE_CHECKING, ClassVar, Self
 
 from drivers.serial import faults, protocol
 from drivers.serial.link import (
@@ -28,9 +28,11 @@ from drivers.serial.link import (
 from drivers.serial.noise import NoiseConfig, NoiseRate, noise_total
 from drivers.serial.port import PortConfig, Transport
 from fsm.configread import Reader
-from fsm.round.events import JSON, Event
 
-Post = Callable[[Event], None]
+if TYPE_CHECKING:  # the events are built when posted: reading a DeviceConfig needs none of them
+    from fsm.round.events import JSON, Event
+
+Post = Callable[["Event"], None]
 
 
 @dataclass
@@ -175,12 +177,16 @@ class DeviceAdapter:
     # -- events -------------------------------------------------------------------------------
 
     def _fault(self, code: str, detail: str, *, held: bool = False) -> None:
+        from fsm.round.events import Event
+
         data: dict[str, JSON] = {"code": code, "device": self.device, "detail": detail}
         if held:  # a condition of the device: this adapter reports it healthy (device_recovered)
             data["held"] = True
         self._post(Event("fault_raised", data))
 
     def _recovered(self, code: str) -> None:
+        from fsm.round.events import Event
+
         self._post(Event("device_recovered", {"device": self.device, "code": code}))
 
     def _unanswered_fault(self, code: str, detail: str, *, repeat: bool = True) -> None:
