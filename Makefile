@@ -6,13 +6,15 @@
 # make system-deps - (root) the Debian packages the tests use as real parts
 # make lock  - regenerate deploy/requirements.lock (hashes of every runtime dependency, uv)
 # make wheelhouse - the locked wheels for a Pi (aarch64, Python 3.11) in build/wheelhouse
+# make release - one release from the commit checked out (deploy/release.sh): build/release/VERSION
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCK   := deploy/requirements.lock
 
-.PHONY: run test lint typecheck pytest bench clean system-deps lock wheelhouse stress stress-short
+.PHONY: run test lint typecheck pytest bench bench-record clean system-deps lock wheelhouse release \
+	stress stress-short
 
 RUNTIME := $(VENV)/.runtime
 
@@ -41,6 +43,10 @@ lock: $(STAMP)
 
 wheelhouse: $(STAMP)
 	PYTHON=$(BIN)/python bash deploy/wheelhouse.sh build/wheelhouse
+
+# the version from the git tag (untagged: a development build, said so); deploy/release.sh
+release: $(RUNTIME)
+	PYTHON=$(BIN)/python bash deploy/release.sh
 
 lint: $(STAMP)
 	$(BIN)/ruff check fsm drivers controller tests bench
