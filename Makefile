@@ -32,10 +32,12 @@ $(STAMP): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# the journal under ./var/ of this checkout; the page on http://127.0.0.1:8080/
+# the journal under ./var/ of this checkout; the page on http://127.0.0.1:$(PORT)/ (PORT=8081 for
+# another port: a port in use stops make run with a message, never plays without its page)
+PORT ?= 8080
 run: $(RUNTIME)
 	mkdir -p var
-	$(BIN)/tablectl simulate --db $(CURDIR)/var/paigow-simulated.db --port 8080
+	$(BIN)/tablectl simulate --db $(CURDIR)/var/paigow-simulated.db --port $(PORT)
 
 lock: $(STAMP)
 	$(BIN)/python -m pip install --quiet 'uv>=0.5,<1'
