@@ -33,8 +33,9 @@ $(STAMP): $(RUNTIME)
 	touch $(STAMP)
 
 # the journal under ./var/ of this checkout; the page on http://127.0.0.1:$(PORT)/ (PORT=8081 for
-# another port: a port in use stops make run with a message, never plays without its page)
-PORT ?= 8080
+# another port: a port in use stops make run with a message, never plays without its page; a PORT
+# in the environment is ignored)
+PORT = 8080
 run: $(RUNTIME)
 	mkdir -p var
 	$(BIN)/tablectl simulate --db $(CURDIR)/var/paigow-simulated.db --port $(PORT)
