@@ -13,7 +13,6 @@ from one more start under ``-X importtime``. Writes nothing but temporary files.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import signal
@@ -26,6 +25,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.test_cmd_run import write_config  # noqa: E402  (the service's test configuration)
+
 EXAMPLE = ROOT / "deploy" / "config.example.toml"
 RUNS = 15
 SERVICE_RUNS = 5
@@ -41,18 +43,6 @@ def _wall(argv: list[str]) -> float:
     start = time.perf_counter()
     subprocess.run(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
-
-
-def _service_config(tmp: Path, shoe: str, shuffler: str) -> Path:
-    from controller.config import SIMULATED_TABLE
-
-    text = SIMULATED_TABLE.read_text()
-    text = text.replace('"/dev/paigow-shoe"', json.dumps(shoe))
-    text = text.replace('"/dev/paigow-shuffler"', json.dumps(shuffler))
-    text = text.replace('"/tmp/paigow-simulated.db"', json.dumps(str(tmp / "journal.db")))
-    path = tmp / "table.toml"
-    path.write_text(text)
-    return path
 
 
 def _ready_time(argv: list[str], sock: socket.socket, env: dict[str, str]) -> tuple[float, str]:
@@ -104,7 +94,7 @@ def service_start() -> dict[str, float | int | str]:
         env = {**os.environ, "NOTIFY_SOCKET": str(tmp / "notify.sock")}
         env.pop("WATCHDOG_USEC", None)
         try:
-            config = _service_config(tmp, *names)
+            config = write_config(tmp, *names)
             service = [sys.executable, "-m", "controller.cli", "run", "--config", str(config)]
             service += ["--pin-factory", "mock"]
             bare = [sys.executable, "-c", _BARE_READY]
