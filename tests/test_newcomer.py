@@ -133,3 +133,25 @@ def test_every_readme_section_a_script_cites_exists() -> None:
     for script in (ROOT / ".ci").iterdir():
         for cited in re.findall(r'README: "([^"]+)"', script.read_text()):
             assert cited in headings, (script.name, cited)
+
+
+def test_hands_says_it_reads_card_text() -> None:
+    done = subprocess.run(
+        [*TABLECTL, "hands", "--help"], capture_output=True, text=True, cwd=ROOT, timeout=60
+    )
+    assert "card text" in done.stdout and "JSON lines in" not in README
+    ranked = subprocess.run(
+        [*TABLECTL, "hands"], input="AS KS QS JS TS\n", capture_output=True, text=True,
+        cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert '"category": "royal-flush"' in ranked.stdout
+
+
+def test_the_tools_that_judge_the_code_are_pinned_exactly() -> None:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = {}
+    for spec in project["optional-dependencies"]["test"]:
+        name, _, version = spec.partition("==")
+        pins[name] = version
+    for tool in ("ruff", "mypy", "pytest", "pytest-xdist", "pytest-timeout", "hypothesis"):
+        assert re.fullmatch(r"\d+(\.\d+)+", pins.get(tool, "")), f"{tool} is not pinned with =="
