@@ -139,7 +139,10 @@ def test_hands_says_it_reads_card_text() -> None:
     done = subprocess.run(
         [*TABLECTL, "hands", "--help"], capture_output=True, text=True, cwd=ROOT, timeout=60
     )
-    assert "card text" in done.stdout and "JSON lines in" not in README
+    assert "as card text" in " ".join(done.stdout.split())
+    hands_line = next(line for line in README.splitlines() if line.startswith("tablectl hands"))
+    following = README.split(hands_line, 1)[1].splitlines()[1]
+    assert "card text in" in following and "JSON lines in" not in following
     ranked = subprocess.run(
         [*TABLECTL, "hands"], input="AS KS QS JS TS\n", capture_output=True, text=True,
         cwd=ROOT, timeout=60,
