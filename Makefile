@@ -1,6 +1,7 @@
 # make run   - the controller on a simulated table (creates .venv if missing)
 # make test  - ruff, mypy and the whole pytest suite (creates .venv if missing)
-# make bench - benchmarks in bench/, written to bench/results.json
+# make bench - benchmarks in bench/, written to build/bench/results.json; exit 1 naming any missed target
+# make bench-record - the same, written to bench/results.json (the figures the README quotes)
 # make stress - (root) power cuts, SIGKILLs, storage faults, a million bad frames, 10,000 rounds
 # make stress-short - the same at a tenth of the counts (CI runs it after make test)
 # make system-deps - (root) the Debian packages the tests use as real parts
@@ -8,14 +9,15 @@
 #              (about 7 minutes here; docs/rng.md); the report in docs/rng-evidence/
 # make lock  - regenerate deploy/requirements.lock (hashes of every runtime dependency, uv)
 # make wheelhouse - the locked wheels for a Pi (aarch64, Python 3.11) in build/wheelhouse
+# make release - one release from the commit checked out (deploy/release.sh): build/release/VERSION
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCK   := deploy/requirements.lock
 
-.PHONY: run test lint typecheck pytest bench clean system-deps lock wheelhouse stress stress-short \
-	rng-evidence
+.PHONY: run test lint typecheck pytest bench bench-record clean system-deps lock wheelhouse release \
+	stress stress-short rng-evidence
 
 RUNTIME := $(VENV)/.runtime
 
@@ -32,10 +34,13 @@ $(STAMP): $(RUNTIME)
 	$(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-# the journal under ./var/ of this checkout; the page on http://127.0.0.1:8080/
+# the journal under ./var/ of this checkout; the page on http://127.0.0.1:$(PORT)/ (PORT=8081 for
+# another port: a port in use stops make run with a message, never plays without its page; a PORT
+# in the environment is ignored)
+PORT = 8080
 run: $(RUNTIME)
 	mkdir -p var
-	$(BIN)/tablectl simulate --db $(CURDIR)/var/paigow-simulated.db --port 8080
+	$(BIN)/tablectl simulate --db $(CURDIR)/var/paigow-simulated.db --port $(PORT)
 
 lock: $(STAMP)
 	$(BIN)/python -m pip install --quiet 'uv>=0.5,<1'
@@ -44,6 +49,10 @@ lock: $(STAMP)
 
 wheelhouse: $(STAMP)
 	PYTHON=$(BIN)/python bash deploy/wheelhouse.sh build/wheelhouse
+
+# the version from the git tag (untagged: a development build, said so); deploy/release.sh
+release: $(RUNTIME)
+	PYTHON=$(BIN)/python bash deploy/release.sh
 
 # vulture: dead code (anything only the whitelist keeps must say why there)
 lint: $(STAMP)
@@ -61,6 +70,9 @@ test: lint typecheck pytest
 
 bench: $(STAMP)
 	$(BIN)/python -m bench
+
+bench-record: $(STAMP)
+	$(BIN)/python -m bench --record
 
 stress: $(STAMP)
 	$(BIN)/python -m tests.stress

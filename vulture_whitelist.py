@@ -81,3 +81,8 @@ DIEHARDER_FAILED
 # An event record of the vocabulary that the round posts to itself as an envelope
 # (fsm/round/phases/settle.py); its class is the record the journal's readers parse it with.
 RoundCompleted
+
+# A package's module-level __getattr__ (PEP 562): Python calls it for a name imported lazily
+# (fsm/round/__init__.py, drivers/gpio/__init__.py: `tablectl config check` imports neither the
+# round machine nor gpiozero).
+__getattr__

@@ -5,7 +5,8 @@
 #   deploy/install.sh --dry-run         print every step, change nothing (no root needed)
 #   sudo deploy/install.sh --no-uart    leave the UART lines of config.txt and cmdline.txt alone
 #   sudo deploy/install.sh --no-boot    leave /boot/firmware/config.txt and cmdline.txt alone
-#   sudo deploy/install.sh --wheelhouse DIR   install offline from a wheelhouse (pi-release)
+#   sudo deploy/install.sh --wheelhouse DIR   install offline from a wheelhouse (pi-release);
+#                                       a release's (make release) holds its wheel: installed
 #
 # What it does, in order (each step is safe to repeat):
 #   1. apt packages: python3-venv, python3-pip, sqlite3 (no compiler: lgpio comes as a wheel);
@@ -148,8 +149,17 @@ fi
 # exactly the locked files (the lock includes pip and setuptools); binary wheels only, so no
 # compiler is ever needed (lgpio's aarch64 wheel)
 run "$VENV/bin/pip" install "${pip_source[@]}" --require-hashes --only-binary=:all: -r "$LOCK"
-# this package, built from the source tree with the locked setuptools: nothing unpinned fetched
-run "$VENV/bin/pip" install --no-index --no-deps --no-build-isolation --force-reinstall "$SRC"
+# this package: the release's wheel when the wheelhouse holds one (make release puts it there),
+# else built from the source tree with the locked setuptools: nothing unpinned fetched
+release_wheel=""
+if [ -n "$WHEELHOUSE" ]; then
+    release_wheel="$(find "$WHEELHOUSE" -maxdepth 1 -name 'paigow_table_controller-*.whl' | sort | tail -n 1)"
+fi
+if [ -n "$release_wheel" ]; then
+    run "$VENV/bin/pip" install --no-index --no-deps --force-reinstall "$release_wheel"
+else
+    run "$VENV/bin/pip" install --no-index --no-deps --no-build-isolation --force-reinstall "$SRC"
+fi
 # the approved software manifest: what the service compares its power-up hash with. Compare
 # the hash printed here with the release's certified hash before the table opens.
 run "$VENV/bin/python" -m controller.service.selfcheck --write "$MANIFEST"
@@ -292,7 +302,11 @@ if [ "$SYSTEMD_RUNNING" -eq 1 ] || [ "$DRY_RUN" -eq 1 ]; then
 fi
 run systemctl enable "$UNIT"
 if [ "$DRY_RUN" -eq 1 ]; then
-    printf '    %s config check %s && systemctl restart %s\n' "$VENV/bin/tablectl" "$CONF" "$UNIT"
+    # what the real run does next, with its conditions (it restarts the service only then)
+    printf '    %s config check %s\n' "$VENV/bin/tablectl" "$CONF"
+    printf '    then, if it passes, %s is not a new copy of the example, systemd runs and no\n' \
+        "$CONF"
+    printf '    reboot is needed: systemctl restart %s (otherwise it says why not)\n' "$UNIT"
 elif "$VENV/bin/tablectl" config check "$CONF"; then
     if [ "$NEW_CONFIG" -eq 1 ]; then
         say "not started: $CONF is the example; edit it, then systemctl start $UNIT"

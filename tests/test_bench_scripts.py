@@ -41,3 +41,22 @@ def test_bench_round_s_scripted_rounds_are_accepted_event_by_event() -> None:
             effects = machine.step(event, now)
             assert not [e for e in effects if isinstance(e, Rejected)], (event, machine.state)
     assert machine.state == "Open_Betting"
+
+
+def test_make_bench_names_each_missed_target_and_leaves_the_tree_clean() -> None:
+    """``make bench`` exits 1 naming every figure that misses its README target, and writes
+    under build/ (git-ignored) unless ``--record`` (``make bench-record``) is given."""
+    spec = importlib.util.spec_from_file_location("bench_main", BENCH / "__main__.py")
+    assert spec is not None and spec.loader is not None
+    main = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(main)
+    assert main.SCRATCH.relative_to(BENCH.parent).parts[0] == "build"
+    assert main.RECORDED == BENCH / "results.json"
+    assert main.missed({"journal_syncs_per_round": 16.0, "five_card_vs_phevaluator": 0.3}) == []
+    assert main.missed({"journal_syncs_per_round": 27.2, "link_tables_sustained": 99}) == [
+        "link_tables_sustained = 99 (target >= 100)",
+        "journal_syncs_per_round = 27.2 (target <= 16)",
+    ]
+    readme = (BENCH.parent / "README.md").read_text()
+    for key in ("cli_start_vs_bare_python", "journal_bytes_per_round", "service_ready_s"):
+        assert f"`{key}`" in readme, key

@@ -9,7 +9,9 @@ the namespace has no network, so the install must come from the wheelhouse alone
 a fresh Bookworm would need a Debian mirror and minutes per run; the overlay gives the same
 Debian 12 userland — Raspberry Pi OS Bookworm's base — in seconds.) Inside it, ``chroot`` runs
 ``install.sh --no-boot --wheelhouse DIR`` as root with a clean environment and Debian's own
-``python3``; then the test checks what it installed: the locked versions, the approved manifest,
+``python3``, from the artefacts of ``make release`` (its source tarball, its wheel in the
+wheelhouse); then the test checks what it installed: the release's version (``tablectl
+--version``), the locked versions, the approved manifest,
 the unit (``systemd-analyze verify`` with the installed ExecStart), the modes, and that the
 manifest detects a modified installed file.
 
@@ -75,6 +77,8 @@ echo "=== freeze"
 in_root /opt/paigow/venv/bin/python -m pip freeze --all
 echo "=== hash"
 in_root /opt/paigow/venv/bin/python -m controller.service.selfcheck | tail -n 1
+echo "=== version"
+in_root /opt/paigow/venv/bin/tablectl --version
 echo "=== approved"
 in_root /opt/paigow/venv/bin/python -c 'from controller.service.selfcheck import *
 print(software_hash(read_manifest("/etc/paigow/software.manifest")))'
@@ -118,11 +122,22 @@ def test_install_sh_installs_offline_into_a_throwaway_debian_root(tmp_path: Path
     if built.returncode != 0 and not IN_CI and "connection" in built.stderr.lower():
         pytest.skip(f"the package index is out of reach: {built.stderr[-300:]}")
     assert built.returncode == 0, built.stderr
-    source = tmp_path / "src"  # the release as copied to a table (no .git, no venv)
-    shutil.copytree(
-        ROOT, source,
-        ignore=shutil.ignore_patterns(".*", "__pycache__", "*.egg-info", "var", "build"),
+    # the release's artefacts as copied to a table (make release, issue 29): its source tarball
+    # and its wheel in the wheelhouse (the wheelhouses themselves: this machine's wheels)
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
+    release = subprocess.run(
+        ["bash", str(clone / "deploy" / "release.sh"), "--no-wheelhouse", str(tmp_path / "rel")],
+        cwd=clone, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHON": sys.executable},
     )  # fmt: skip
+    assert release.returncode == 0, release.stdout + release.stderr
+    (wheel,) = (tmp_path / "rel").glob("paigow_table_controller-*.whl")
+    version = wheel.name.split("-")[1]
+    shutil.copy(wheel, wheels)
+    (tarball,) = (tmp_path / "rel").glob("paigow-table-controller-*.tar.gz")
+    subprocess.run(["tar", "-xzf", str(tarball), "-C", str(tmp_path)], check=True)
+    source = tmp_path / tarball.name.removesuffix(".tar.gz")
     layers = {name: tmp_path / name for name in ("m", "u", "w")}
     for layer in layers.values():
         layer.mkdir()
@@ -140,9 +155,13 @@ def test_install_sh_installs_offline_into_a_throwaway_debian_root(tmp_path: Path
     freeze = dict(
         line.split("==", 1) for line in _section(out, "freeze").splitlines() if "==" in line
     )
-    for name, (version, _) in locked().items():
-        installed = {re.sub(r"[-_.]+", "-", k).lower(): v for k, v in freeze.items()}
-        assert installed.get(name) == version, (name, version, freeze)
+    installed = {re.sub(r"[-_.]+", "-", k).lower(): v for k, v in freeze.items()}
+    freeze_text = _section(out, "freeze")
+    for name, (pinned, _) in locked().items():
+        assert installed.get(name) == pinned, (name, pinned, freeze)
+    # the release's wheel, not a build of the source tree
+    assert "paigow-table-controller @ file:///srv/wheels/paigow_table_controller-" in freeze_text
+    assert _section(out, "version").startswith(f"tablectl {version}\nsoftware ")
     hash_line = _section(out, "hash").strip()
     approved = _section(out, "approved").strip()
     assert hash_line == f"software hash {approved}"  # the installer approved what it installed

@@ -267,6 +267,9 @@ def test_simulate_stops_cleanly_on_ctrl_c_with_the_notify_protocol(
         code, _out, err = _stop(proc, signal.SIGINT)
     assert code == 0, err
     assert "Traceback" not in err
+    # make run says it stopped, where the journal is and how to verify it (issue 29)
+    assert f"stopped: journal {db} closed at " in _out.splitlines()[-1]
+    assert f"tablectl journal verify --db {db}" in _out.splitlines()[-1]
     listener.wait_for("STOPPING", 5)
     verify = subprocess.run(
         [*TABLECTL, "journal", "verify", "--db", str(db), "--json"],

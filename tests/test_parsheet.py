@@ -230,3 +230,27 @@ def test_the_jackpot_check_on_royal_and_five_aces_hands_equals_the_full_enumerat
             fast = ps.jackpot_probabilities(table, meter, wager)
             assert fast == ps.jackpot_probabilities(table, meter, wager, exhaustive=True)
             assert set(fast) == set(ps.jackpot_lines(table))
+
+
+def test_the_jackpot_check_s_suit_classes_pay_as_every_hand_nj_13_69d_1_52e() -> None:
+    """The jackpot check (NJ 13:69D-1.52(e), ``tablectl config check``) evaluates one hand of
+    each class of suit renamings; for every shipped progressive pay table it counts each line as
+    evaluating all 5,640 royal-flush and five-aces hands one by one does."""
+    from fsm.rules.progressive import DATA_DIR
+
+    classes = ps._royal_or_five_aces_classes()
+    assert sum(count for _, count in classes) == 5640
+    assert len(classes) < 5640 // 10  # one evaluation a class, not a hand
+    every = list(ps._royal_or_five_aces_hands())
+    for path in sorted(DATA_DIR.glob("*.toml")):
+        table = ProgressiveTable.load(str(path))
+        for meter in (0, 10_000_000):
+            one_by_one: dict[str | None, int] = {}
+            for hand in every:
+                line = table.best_line(hand, meter, ps.DEFAULT_OPTIONS, 100)
+                one_by_one[line] = one_by_one.get(line, 0) + 1
+            by_class: dict[str | None, int] = {}
+            for hand, count in classes:
+                line = table.best_line(hand, meter, ps.DEFAULT_OPTIONS, 100)
+                by_class[line] = by_class.get(line, 0) + count
+            assert by_class == one_by_one, path.name

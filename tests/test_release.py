@@ -10,6 +10,7 @@ exactly those files for an offline table; ``install.sh --wheelhouse`` refuses an
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -147,3 +148,92 @@ def test_the_wheelhouse_holds_the_locked_aarch64_wheels(tmp_path: Path) -> None:
     assert (out / "requirements.lock").read_text() == LOCK.read_text()
     sums = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=out, capture_output=True)
     assert sums.returncode == 0
+
+
+# --- make release (issue 29) ---------------------------------------------------------------------
+
+RELEASE = ROOT / "deploy" / "release.sh"
+
+
+def _clone(tmp_path: Path) -> Path:
+    """A clean clone of this checkout's HEAD (what `make release` is run on)."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True, timeout=120)
+    for key, value in (("user.email", "release@example.invalid"), ("user.name", "release")):
+        subprocess.run(["git", "-C", str(clone), "config", key, value], check=True)
+    return clone
+
+
+def _release(clone: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(clone / "deploy" / "release.sh"), "--no-wheelhouse", *args],
+        cwd=clone, capture_output=True, text=True, timeout=600,
+        env={**os.environ, "PYTHON": sys.executable},
+    )  # fmt: skip
+
+
+def _changelog_release(clone: Path, version: str) -> None:
+    log = clone / "CHANGELOG.md"
+    text = log.read_text().replace(
+        "## [Unreleased]",
+        f"## [Unreleased]\n\n## [{version}] - 2026-12-02\n\n- a test release\n",
+        1,
+    )
+    log.write_text(text)
+    subprocess.run(["git", "-C", str(clone), "commit", "-qam", f"release {version}"], check=True)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_a_tagged_commit_releases_its_version_with_notes_manifest_and_checksums(
+    tmp_path: Path,
+) -> None:
+    clone = _clone(tmp_path)
+    _changelog_release(clone, "7.3.1")
+    subprocess.run(["git", "-C", str(clone), "tag", "v7.3.1"], check=True)
+    done = _release(clone)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = clone / "build" / "release" / "7.3.1"
+    wheel = out / "paigow_table_controller-7.3.1-py3-none-any.whl"
+    import zipfile
+
+    with zipfile.ZipFile(wheel) as archive:
+        assert 'VERSION__ = "7.3.1"' in archive.read("controller/version.py").decode().upper()
+        assert any(n.endswith("licenses/LICENSE") for n in archive.namelist())
+    notes = (out / "RELEASE-NOTES.md").read_text()
+    assert notes.startswith("# paigow-table-controller 7.3.1") and "- a test release" in notes
+    assert "Development build" not in notes
+    # the manifest: every .py and .toml of the three packages, hashed as the table hashes them
+    manifest = (out / "software-packages.manifest").read_text().splitlines()
+    names = [line.split("  ", 1)[1] for line in manifest]
+    assert names == sorted(names) and "fsm/rules/cards.py" in names
+    assert "controller/version.py" in names and len(names) > 100
+    digest = hashlib.sha256((out / "software-packages.manifest").read_bytes()).hexdigest()
+    assert digest in notes
+    sums = subprocess.run(["sha256sum", "-c", "SHA256SUMS"], cwd=out, capture_output=True)
+    assert sums.returncode == 0 and sums.stdout.count(b": OK") == 4
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_untagged_is_a_development_build_and_a_dirty_tree_or_unlogged_tag_is_refused(
+    tmp_path: Path,
+) -> None:
+    clone = _clone(tmp_path)
+    head = subprocess.run(
+        ["git", "-C", str(clone), "rev-parse", "--short=12", "HEAD"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    done = _release(clone)
+    assert done.returncode == 0, done.stderr
+    built = [p.name for p in (clone / "build" / "release").iterdir()]
+    assert len(built) == 1 and built[0].endswith(f".g{head}"), built
+    assert "UNTAGGED" in done.stdout
+    notes = next((clone / "build" / "release").glob("*/RELEASE-NOTES.md")).read_text()
+    assert notes.startswith("> **Development build, not a release:**")
+
+    (clone / "README.md").write_text("changed\n")
+    dirty = _release(clone)
+    assert dirty.returncode == 1 and "uncommitted changes" in dirty.stderr
+    subprocess.run(["git", "-C", str(clone), "checkout", "-q", "README.md"], check=True)
+    subprocess.run(["git", "-C", str(clone), "tag", "v8.0.0"], check=True)
+    unlogged = _release(clone)
+    assert unlogged.returncode == 1 and 'no "## [8.0.0]" section' in unlogged.stderr

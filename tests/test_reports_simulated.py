@@ -115,3 +115,45 @@ def test_simulated_faults_appear_in_game_recall(sim_db: Path) -> None:
     for r in completed:
         assert r["starting_position"] is not None
         assert 1 <= r["starting_position"]["number"] <= 7
+
+
+def _report(db: Path, *args: str) -> str:
+    done = subprocess.run(
+        [*TABLECTL, "report", *args, "--db", str(db)],
+        capture_output=True, text=True, cwd=ROOT, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_the_meters_report_counts_every_win_the_hits_report_lists_ny_5320_8(sim_db: Path) -> None:
+    """``report meters`` said "0 hits" where ``report hits`` listed ten (it counted only the
+    hits paid from the meter): it now names the wins, and which of them the meter paid."""
+    listed = json.loads(_report(sim_db, "hits", "--json", "--limit", "100000"))["hits"]
+    meters = json.loads(_report(sim_db, "meters", "--json"))["levels"]
+    assert listed and sum(lvl["wins"] for lvl in meters) == len(listed)
+    line = next(t for t in _report(sim_db, "meters").splitlines() if "wins paid" in t)
+    level = meters[0]
+    assert f"{level['wins']} wins paid" in line
+    assert f"{level['hits']} of them from the meter" in line
+
+
+def test_the_rounds_report_says_which_rounds_verify_counts(sim_db: Path) -> None:
+    """``report rounds`` counted 22 where ``journal verify`` said 21: verify counts completed
+    rounds, the report every round begun; its header now splits them."""
+    rounds = json.loads(_report(sim_db, "rounds", "--json"))["rounds"]
+    complete = sum(1 for r in rounds if r["completed"] and not r["void"])
+    header = _report(sim_db, "rounds").splitlines()[1]
+    assert header.startswith(f"{len(rounds)} rounds: {complete} complete, ")
+    verify = subprocess.run(
+        [*TABLECTL, "journal", "verify", "--db", str(sim_db)],
+        capture_output=True, text=True, cwd=ROOT, timeout=300,
+    )  # fmt: skip
+    assert f"{complete} rounds" in verify.stdout.splitlines()[0]
+
+
+def test_the_shift_header_never_shows_an_empty_time_range(sim_db: Path) -> None:
+    header = _report(sim_db, "shift").splitlines()[1]
+    assert " - .. -" not in header
+    assert header.count("(first entry)") == 1 and header.count("(last entry)") == 1
+    assert "Z (first entry) .. 20" in header

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from controller.cli.parsheet import check_jackpots
-from controller.config import ConfigError, hash_pin, load_config
+from controller.config import ConfigError, TableConfig, hash_pin, load_config
 
 
 def register(sub: Any) -> None:
@@ -28,6 +28,32 @@ def register(sub: Any) -> None:
         help="print the pin_hash of a supervisor PIN (read from the terminal or one stdin line)",
     )
     hashp.set_defaults(func=run_hash_pin)
+
+
+#: deploy/config.example.toml's placeholders (tests/test_newcomer.py keeps them equal to the file):
+#: a table left with them passes the check, and is told so.
+EXAMPLE_TABLE_ID = "T1"
+EXAMPLE_ASSET_NUMBER = 1001
+EXAMPLE_PIN_HASH = (
+    "scrypt$n=16384,r=8,p=1$ZXhhbXBsZS1zYWx0LTAwMDA=$hrTc1Q4B6oXYxIYZ4+eJ9QimPYiQHXF01T9WT1rqeyU="
+)
+
+
+def example_warnings(config: TableConfig) -> list[str]:
+    """What ``config`` still holds of the example's placeholders, in words."""
+    warnings = []
+    if (config.table.id, config.table.asset_number) == (EXAMPLE_TABLE_ID, EXAMPLE_ASSET_NUMBER):
+        warnings.append(
+            f"table.id {EXAMPLE_TABLE_ID!r} and table.asset_number {EXAMPLE_ASSET_NUMBER} are "
+            "the example's: set this table's own (the journal keeps the id for ever)"
+        )
+    for name, supervisor in sorted(config.supervisors.items()):
+        if supervisor.pin_hash == EXAMPLE_PIN_HASH:
+            warnings.append(
+                f"supervisors.{name}.pin_hash is the example's, the PIN 0000: make each "
+                "supervisor's own with tablectl config hash-pin"
+            )
+    return warnings
 
 
 def run_check(args: argparse.Namespace) -> int:
@@ -44,9 +70,12 @@ def run_check(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
         return 1
-    print("ok")
+    warnings = example_warnings(config)
+    print("ok" if not warnings else f"ok, with {len(warnings)} warnings")
     for line in config.summary():
         print(f"  {line}")
+    for line in warnings:
+        print(f"warning: {line}", file=sys.stderr)
     return 0
 
 

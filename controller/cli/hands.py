@@ -1,6 +1,7 @@
 """``tablectl hands`` and ``tablectl settle``: the rules engine on JSON lines, for labs and tests.
 
-``hands`` reads one hand per line (2, 5 or 7 cards) and writes one JSON object per line;
+``hands`` reads one hand per line as card text (2, 5 or 7 cards) and writes one JSON object per
+line;
 ``settle`` reads JSON lines of four hands and a wager and writes the settlement. A bad line gives
 ``{"line": n, "error": "..."}``; the command goes on and exits 2 at the end. Responsible only for
 the line protocol: every rule is in ``fsm``. Must never touch the journal.
@@ -24,7 +25,14 @@ EXIT_BAD_INPUT = 2
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("hands", help="rank hands read from stdin, one per line, as JSON lines")
+    p = sub.add_parser(
+        "hands",
+        help="rank hands read from stdin, one per line, as card text",
+        description="Reads one hand a line as card text (2, 5 or 7 cards, e.g. "
+        "'AS KS QS JS TS' or 'Ah Kh 2c 3d 4s Jk 9c'; JK is the joker) and writes one JSON "
+        "object a line: its category, or for seven cards the best hand, the house way's "
+        "setting and the progressive line.",
+    )
     p.add_argument(
         "--meter",
         type=types.cents(),

@@ -58,7 +58,11 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--headless", action="store_true", help="play N rounds, then exit")
     p.add_argument(
-        "--rounds", type=types.whole(1, 10**7), metavar="N", help="with --headless: rounds to reach"
+        "--rounds",
+        type=types.whole(1, 10**7),
+        metavar="N",
+        help="with --headless: play until the journal holds N completed rounds (a total: a "
+        "journal that holds N already plays none, and says so)",
     )
     p.add_argument("--seed", default="1", metavar="S", help="seed of the simulation (default 1)")
     p.add_argument(

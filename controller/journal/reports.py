@@ -674,6 +674,7 @@ def meters_report(reader: JournalReader) -> dict[str, JSON]:
                 "reserve_cents": _int(v.get("reserve_cents")),
                 "overflow_cents": _int(v.get("overflow_cents")),
                 "hits": _int(v.get("hits")),
+                "wins": _int(v.get("wins")),
                 "paid_cents": _int(v.get("paid_cents")),
                 "meter_paid_cents": _int(v.get("meter_paid_cents")),
                 "house_funded_cents": _int(v.get("house_funded_cents")),
@@ -740,7 +741,13 @@ def hits_report(
 
 # ------------------------------------------------------------------------------------- text
 def rounds_text(rounds: list[dict[str, JSON]]) -> list[str]:
-    lines = [f"{len(rounds)} rounds"]
+    complete = sum(1 for r in rounds if r["completed"] and not r["void"])
+    voided = sum(1 for r in rounds if r["void"])
+    # journal verify counts completed rounds: the header says which of these those are
+    lines = [
+        f"{len(rounds)} rounds: {complete} complete, {voided} voided, "
+        f"{len(rounds) - complete - voided} in progress"
+    ]
     for r in rounds:
         status = (
             "void: " + str(r["void"])
@@ -787,8 +794,7 @@ def shift_text(report: Mapping[str, JSON]) -> list[str]:
     p = report["progressive"]
     assert isinstance(p, dict)
     lines = [
-        f"shift of table {report['table']}  {format_time(report['from'])} .. "
-        f"{format_time(report['to'])}",
+        f"shift of table {report['table']}  {_window(report)}",
         f"rounds {report['rounds']}, voided {report['voided_rounds']}, faults {report['faults']}",
         f"progressive wagers {p['wagers']} ({dollars(p['wagered_cents'])})",
         f"meter at start     {dollars(p['meter_start_cents']):>16}",
@@ -821,6 +827,22 @@ def shift_text(report: Mapping[str, JSON]) -> list[str]:
     return lines
 
 
+def _window(report: Mapping[str, JSON]) -> str:
+    """The shift's time range: the --from/--to asked for, else the journal's first and last
+    entries' times (a range never printed empty)."""
+    start, end = report.get("from"), report.get("to")
+    first, last = report.get("first_entry"), report.get("last_entry")
+    shown_start = format_time(_int(start)) if start is not None else None
+    shown_end = format_time(_int(end)) if end is not None else None
+    if shown_start is None:
+        shown_start = f"{format_time(_int(first))} (first entry)" if first is not None else "-"
+    if shown_end is None:
+        shown_end = f"{format_time(_int(last))} (last entry)" if last is not None else "-"
+    if first is None and last is None and start is None and end is None:
+        return "(no entries)"
+    return f"{shown_start} .. {shown_end}"
+
+
 def meters_text(report: Mapping[str, JSON]) -> list[str]:
     lines = [
         f"meters of table {report['table']} (state {report['state']}, round {report['round']})"
@@ -830,8 +852,9 @@ def meters_text(report: Mapping[str, JSON]) -> list[str]:
             f"  {lvl['level']}: display {dollars(lvl['display_cents'])}, reserve "
             f"{dollars(lvl['reserve_cents'])}, overflow {dollars(lvl['overflow_cents'])}; "
             f"{lvl['progressive_in']} wagers ({dollars(lvl['wagered_cents'])}), contributed "
-            f"{dollars(lvl['contributed_cents'])}, {lvl['hits']} hits, paid "
-            f"{dollars(lvl['paid_cents'])}"
+            f"{dollars(lvl['contributed_cents'])}; {lvl['wins']} wins paid "
+            f"{dollars(lvl['paid_cents'])}, {lvl['hits']} of them from the meter "
+            f"({dollars(lvl['meter_paid_cents'])}), the others from the chip tray"
         )
     for problem in report.get("problems") or []:
         lines.append(f"PROBLEM: {problem}")

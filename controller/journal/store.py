@@ -96,6 +96,12 @@ _PUT_METER = (
 _SET_STATE = "UPDATE state SET seq = ?, hash = ?, rounds = ?, snapshot = ? WHERE id = 1"
 _COLUMNS = "seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac"
 _SELECT_ENTRIES = f"SELECT {_COLUMNS} FROM journal WHERE seq >= ? AND seq <= ? ORDER BY seq"
+#: The page size of a new journal. Each commit writes every page it changes to the WAL, whole:
+#: the journal's last leaf, the state row's and (when money moved) the meters' pages. 1 KiB pages
+#: write about a quarter less per round than SQLite's default 4 KiB (bench/bench_storage.py,
+#: docs/operator-guide.md "The SD card"); 512 saves a little more but doubles the pages a
+#: read walks.
+PAGE_SIZE = 1024
 #: The small tables power-up checks page by page (the journal table is checked by verify).
 _QUICK_CHECKED = ("meta", "state", "meters")
 
@@ -333,6 +339,8 @@ class Journal:
         assert tuple(sorted(meta)) == META_KEYS
         if mode is not None:
             meta["mode"] = mode
+        # before the first table: a new file's page size (an existing journal keeps its own)
+        conn.execute(f"PRAGMA page_size={PAGE_SIZE}")
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("BEGIN IMMEDIATE")
         try:

@@ -433,8 +433,16 @@ def run_headless(
         # the rounds gets its power-up and nothing else (no device answer to the requests the
         # power-up re-applied, e.g. the shuffle, racing the stop into the journal)
         service.start(arm=False)
-        if service.owner.public.rounds_completed < rounds:
+        held = service.owner.public.rounds_completed
+        if held < rounds:
             service.table.arm_inputs()
+        elif out:
+            print(
+                f"journal {db} already holds {held} rounds and --rounds is the total to reach: "
+                f"nothing to play (--rounds {held + rounds} plays {rounds} more)",
+                file=out,
+                flush=True,
+            )
         _floor_note(floor, out)
         code = play(service, rounds, stopper, out)
         snap = service.owner.public
@@ -468,6 +476,10 @@ def _floor_note(floor: FloorAttachment | None, out: TextIO | None) -> None:
     if out is not None and floor is not None and floor.floor is not None:
         link = floor.floor.transport.description
         print(f"SAS link: {floor.link_path} -> {link}", file=out, flush=True)
+
+
+#: `run_service`'s exit code when its page could not start (its port in use): nothing played.
+EXIT_PAGE_NOT_STARTED = 7
 
 
 def _page_note(page: WebAttachment | None, out: TextIO) -> None:
@@ -523,8 +535,20 @@ def run_service(
         service.table.attach(console)
     notifier = Notifier()  # systemd's notify protocol when NOTIFY_SOCKET is set (notify.py)
     service.owner.heartbeat = notifier.owner_watchdog()
+    started = False
     try:
         service.start()
+        if page is not None and page.server is None:
+            # the page is the point of the simulated table (make run): never play without it
+            print(
+                f"tablectl simulate: the page could not start on port {port}: {page.error}; "
+                f"stop what holds the port, or choose another (make run PORT=8081, tablectl "
+                f"simulate --port 8081; 0: any free port)",
+                file=sys.stderr,
+                flush=True,
+            )
+            return EXIT_PAGE_NOT_STARTED
+        started = True
         notifier.ready(service_status(service.owner.public))
         _floor_note(floor, out)
         snap = service.owner.public
@@ -571,3 +595,11 @@ def run_service(
             with contextlib.suppress(OSError):
                 console.path.parent.rmdir()
         stopper.restore()
+        if started:
+            print(
+                f"TRAINING simulated table {config.table.id} stopped: journal {path} closed at "
+                f"{service.owner.public.rounds_completed} rounds (tablectl journal verify "
+                f"--db {path})",
+                file=out,
+                flush=True,
+            )

@@ -10,9 +10,33 @@ factory (the header's GPIO chip found by its label) in ``factory``. Must never i
 
 from __future__ import annotations
 
-from drivers.gpio.config import PinConfig
-from drivers.gpio.factory import PinFactoryError, make_pin_factory
-from drivers.gpio.table import Table, build_gpio_table
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from drivers.gpio.config import PinConfig
+    from drivers.gpio.factory import PinFactoryError, make_pin_factory
+    from drivers.gpio.table import Table, build_gpio_table
+
+# Imported when first used (PEP 562): reading the pin plan (``drivers.gpio.config``, which
+# ``tablectl config check`` needs) must not import gpiozero and every device.
+_EXPORTS = {
+    "PinConfig": "drivers.gpio.config",
+    "PinFactoryError": "drivers.gpio.factory",
+    "Table": "drivers.gpio.table",
+    "build_gpio_table": "drivers.gpio.table",
+    "make_pin_factory": "drivers.gpio.factory",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "PinConfig",

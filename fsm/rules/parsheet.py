@@ -560,9 +560,9 @@ def jackpot_probabilities(
     total = FULL_DECK.hands()
     if set(jackpots) <= special and not exhaustive:
         paid: dict[str | None, int] = {}
-        for hand in _royal_or_five_aces_hands():
+        for hand, count in _royal_or_five_aces_classes():
             line = table.best_line(hand, meter_cents, opts, wager_cents)
-            paid[line] = paid.get(line, 0) + 1
+            paid[line] = paid.get(line, 0) + count
     else:
         paid = _best_lines(table, full_deck(opts), meter_cents, wager_cents)
     return {name: Fraction(paid.get(name, 0), total) for name in jackpots}
@@ -578,6 +578,44 @@ def rare_jackpots(
     (NJ 13:69D-1.52(e)), with their probabilities."""
     probabilities = jackpot_probabilities(table, meter_cents, wager_cents, opts)
     return [(name, p) for name, p in probabilities.items() if p * JACKPOT_ODDS_LIMIT < 1]
+
+
+def _royal_or_five_aces_classes() -> list[tuple[tuple[Card, ...], int]]:
+    """`_royal_or_five_aces_hands` as classes of hands a renaming of the suits turns into one
+    another, each as one of its hands and its size (about 400 classes for the 5,640 hands).
+    The ranking and every pay-table line are blind to which suit is which, so every hand of a
+    class is paid the same line; `jackpot_probabilities` (and so ``tablectl config check``)
+    evaluates one hand a class. The four royal flushes' hands are one suit's, four times over
+    (two royal flushes, or one and five aces, never fit in seven cards)."""
+    deck = FULL_DECK.cards
+    hands: dict[tuple[tuple[Card, ...], tuple[int, ...]], tuple[Card, ...]] = {}
+    counts: dict[tuple[tuple[Card, ...], tuple[int, ...]], int] = {}
+    royal = tuple((r - 2) * 4 for r in range(10, 15))  # the royal flush in suit 0
+    aces = (*((14 - 2) * 4 + s for s in range(4)), JOKER)
+    for core, fixed, weight in ((royal, (0,), 4), (aces, (), 1)):
+        rest = [c for c in deck if c not in core]
+        for two in combinations(rest, 2):
+            key = (core, _suit_free_form(two, fixed))
+            hands.setdefault(key, tuple(sorted((*core, *two))))
+            counts[key] = counts.get(key, 0) + weight
+    return [(hand, counts[key]) for key, hand in hands.items()]
+
+
+def _suit_free_form(cards: Sequence[Card], fixed: tuple[int, ...]) -> tuple[int, ...]:
+    """``cards`` with their suits renamed: a suit in ``fixed`` keeps its name, the others are
+    named 10, 11, ... in the order they first appear (cards taken by rank, then suit): the same
+    for every hand a renaming of the free suits gives."""
+    names: dict[int, int] = {s: s for s in fixed}
+    out: list[int] = []
+    for card in sorted(cards):
+        if card == JOKER:
+            out.append(-1)
+            continue
+        rank, suit = divmod(card, 4)
+        if suit not in names:
+            names[suit] = 10 + len(names) - len(fixed)
+        out.append(rank * 100 + names[suit])
+    return tuple(sorted(out))
 
 
 def _royal_or_five_aces_hands() -> Iterable[tuple[Card, ...]]:

@@ -1,0 +1,107 @@
+"""Benchmark of what a round costs the SD card (issue 29): bytes written and syncs per round.
+
+A real ``tablectl simulate --headless`` process plays ``ROUNDS`` rounds on a journal that already
+holds ``WARM_ROUNDS`` (so the figures are a table's steady state, not a new file's), with the
+stress suite's write recorder (tests/stress/pcut.c, LD_PRELOADed, killing nothing) logging every
+write to the journal, its WAL and its anchor, and every fsync/fdatasync of them.
+``journal_bytes_per_round`` and ``journal_syncs_per_round`` are their totals over the rounds
+played; ``journal_write_amplification``: the bytes written over the bytes of the entries they
+store. Needs a C compiler (cc); writes nothing but temporary files.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from tests.stress.disk import build_recorder, parse_log  # noqa: E402
+
+WARM_ROUNDS = 20
+ROUNDS = 100
+
+
+def _simulate(db: Path, rounds: int, env: dict[str, str]) -> None:
+    cmd = [sys.executable, "-m", "controller.cli", "simulate", "--headless"]
+    cmd += ["--rounds", str(rounds), "--seed", "29", "--db", str(db)]
+    done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
+    if done.returncode != 0:
+        raise RuntimeError(f"simulate exited {done.returncode}: {done.stderr[-800:]}")
+
+
+def _entry_bytes(db: Path, after_seq: int) -> tuple[int, int]:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        count, size = conn.execute(
+            "SELECT count(*), sum(length(data) + length(hash) + length(prev_hash)"
+            " + length(state_hash) + length(mac) + length(type) + 16) FROM journal WHERE seq > ?",
+            (after_seq,),
+        ).fetchone()
+        return int(count), int(size or 0)
+    finally:
+        conn.close()
+
+
+def _last_seq(db: Path) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def measure(rounds: int = ROUNDS, warm: int = WARM_ROUNDS) -> dict[str, float | int | str]:
+    with tempfile.TemporaryDirectory(prefix="bench-storage-") as tmp_name:
+        tmp = Path(tmp_name)
+        recorder = build_recorder(tmp)
+        db = tmp / "journal.db"
+        env = dict(os.environ)
+        _simulate(db, warm, env)
+        before = _last_seq(db)
+        watched = [db, Path(f"{db}-wal"), Path(f"{db}.anchor")]
+        log = tmp / "pcut.log"
+        env.update(
+            LD_PRELOAD=str(recorder),
+            PCUT_LOG=str(log),
+            PCUT_WATCH=",".join(str(p) for p in watched),
+            PCUT_KILL_AT="0",
+            PCUT_KILL_AFTER="0",
+        )
+        _simulate(db, warm + rounds, env)
+        ops = parse_log(log)
+        entries, entry_bytes = _entry_bytes(db, before)
+    written: Counter[str] = Counter()
+    syncs: Counter[str] = Counter()
+    for op in ops:
+        name = Path(op.path).name.replace("journal.db", "db")
+        if op.kind == "W":
+            written[name] += len(op.new)
+        elif op.kind == "S":
+            syncs[name] += 1
+    total = sum(written.values())
+    figures: dict[str, float | int | str] = {
+        "journal_bytes_per_round": round(total / rounds),
+        "journal_syncs_per_round": round(sum(syncs.values()) / rounds, 1),
+        "journal_entries_per_round": round(entries / rounds, 1),
+        "journal_write_amplification": round(total / max(1, entry_bytes), 1),
+    }
+    for name in sorted(written.keys() | syncs.keys()):
+        key = name.replace("db-wal", "wal").replace("db.anchor", "anchor")
+        figures[f"journal_{key}_bytes_per_round"] = round(written[name] / rounds)
+        figures[f"journal_{key}_syncs_per_round"] = round(syncs[name] / rounds, 1)
+    return figures
+
+
+def run() -> dict[str, float | int | str]:
+    return measure()
+
+
+if __name__ == "__main__":
+    for key, value in run().items():
+        print(f"{key}: {value}")
