@@ -234,15 +234,43 @@ class InputHandler(_Base):
                     )
                 )
             elif name == "dice":  # the dealer enters the dice total (start_mode dice)
-                self.page.owner.post(
-                    Event("dice_position_entered", {"total": int(data.get("total", 0))})
-                )
+                total = data.get("total")
+                if isinstance(total, bool) or not isinstance(total, int):
+                    raise ValueError("dice total: a whole number from 3 to 18 (three dice)")
+                self.page.owner.post(Event("dice_position_entered", {"total": total}))
+            elif name == "side_wagers":  # the dealer enters the 1-7 side wagers placed
+                self.page.owner.post(Event("side_wagers", {"bets": _side_bets(data.get("bets"))}))
+            elif name == "pai_gow":  # the dealer enters the areas holding a pai gow wager
+                positions = data.get("positions")
+                if not isinstance(positions, list) or not all(
+                    isinstance(p, int) and not isinstance(p, bool) for p in positions
+                ):
+                    raise ValueError("pai gow positions: a list of betting areas 1 to 6")
+                self.page.owner.post(Event("pai_gow_wagers", {"positions": positions}))
             else:
                 raise ValueError(f"input: unknown {name!r}")
         except (TypeError, ValueError) as exc:
             self.reply(400, {"ok": False, "error": str(exc)})
             return
         self.reply(200, {"ok": True})
+
+
+def _side_bets(raw: Any) -> list[dict[str, int]]:
+    """The 1-7 side wagers as the page sends them: ``[{"position", "number", "cents"}]`` (the
+    machine checks the rules; this only checks the shape, with the reason in words)."""
+    if not isinstance(raw, list):
+        raise ValueError("side wagers: a list of bets (an empty list: none placed)")
+    bets = []
+    for bet in raw:
+        if not isinstance(bet, Mapping):
+            raise ValueError("side wagers: each bet names an area, a number 1-7 and an amount")
+        try:
+            bets.append({k: int(bet[k]) for k in ("position", "number", "cents")})
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(
+                "side wagers: each bet names an area, a number 1-7 and an amount"
+            ) from None
+    return bets
 
 
 class LoginHandler(_Base):
@@ -311,10 +339,11 @@ class ActionHandler(_Base):
         refused = [e for e in receipt.effects if e.TYPE == "rejected"]
         state = receipt.public.state if receipt.public is not None else ""
         if refused:
-            reason = str(dict(refused[0].to_json()).get("reason", "refused"))
+            reason = view.reason_words(str(dict(refused[0].to_json()).get("reason", "refused")))
             self.reply(409, {"ok": False, "seq": receipt.seq, "state": state, "error": reason})
             return
-        self.reply(200, {"ok": True, "seq": receipt.seq, "state": state})
+        said = [w for w in (view.effect_words(e.to_json()) for e in receipt.effects) if w]
+        self.reply(200, {"ok": True, "seq": receipt.seq, "state": state, "words": "; ".join(said)})
 
 
 class FeedSocket(tornado.websocket.WebSocketHandler):
