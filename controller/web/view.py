@@ -320,6 +320,7 @@ def frame(
         "pending": thaw(rnd.get("pending") or []),
         "outcomes": thaw(rnd.get("outcomes") or {}),
         "start_number": rnd.get("start_number"),
+        "start_seat": rnd.get("start_seat"),
         "shakes": int(rnd.get("shakes", 0) or 0),
         "side_results": thaw(rnd.get("side_results")),
         "side_wager_offered": bool((config.get("side_wager") or {}).get("offered")),
@@ -552,7 +553,9 @@ def effect_words(effect: Mapping[str, Any]) -> str | None:
     if kind == "fault":
         return f"fault: {fault_words(str(effect.get('code', '')))}"
     if kind == "starting_position":
-        return f"starting position {effect.get('number')}"
+        seat = effect.get("seat")
+        first = "the dealer" if seat == 0 else f"area {seat}"
+        return f"starting position {effect.get('number')}: the first stack goes to {first}"
     if kind == "outcome" and effect.get("line"):
         return f"area {effect.get('position')}: {line_words(effect.get('line'))}"
     if kind == "round_summary":
@@ -560,7 +563,16 @@ def effect_words(effect: Mapping[str, Any]) -> str | None:
     if kind == "refund":
         return f"refund area {effect.get('position')} {money(effect.get('cents'))}"
     if kind == "side_wager_settled":
-        return f"1-7 side wagers settled on {effect.get('number')}"
+        parts = []
+        for r in effect.get("results") or []:
+            if isinstance(r, Mapping):
+                won = int(r.get("payout_cents") or 0)
+                parts.append(
+                    f"area {r.get('position')} on {r.get('number')} "
+                    + (f"wins {money(won)}" if won else f"loses {money(r.get('cents'))}")
+                )
+        said = f"1-7 side wagers settled on {effect.get('number')}"
+        return said + (": " + ", ".join(parts) if parts else ": none placed")
     if kind == "dealer_hand" and effect.get("rule"):
         return f"dealer's hand set by the house way: {rule_words(effect.get('rule'))}"
     if kind == "alert":
