@@ -183,6 +183,7 @@ def test_person_supervisor_validates_a_practice_royal_flush_at_the_page_with_a_p
         page.fill("#sup-pin", TRAINER_PIN)
         page.click("#login-btn")
         page.click("#actions button:has-text('Validate the hit at 3')", timeout=10_000)
+        page.click("#confirm-yes", timeout=10_000)  # an irreversible step: confirmed first
         page.wait_for_selector(
             "#state-words:not([data-state='Open_JackpotPending'])", timeout=20_000
         )

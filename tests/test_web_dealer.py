@@ -26,14 +26,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_support import ROOT, SimProcess, launch, need_chromium
+from web_support import ROOT, Axe, SimProcess, launch, need_chromium
 
 from controller.config import SIMULATED_TABLE
 
 pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.timeout(300)]
 
 WAIT_MS = 30_000
-AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 PICTURES = ROOT / "docs" / "img"
 SCREENS = [(1920, 1080), (1024, 768), (768, 1024), (390, 844)]
 
@@ -62,29 +61,6 @@ def table_config(tmp: Path, mode: str, shoe: bool) -> Path:
     path = tmp / "table.toml"
     path.write_text(text, encoding="utf-8")
     return path
-
-
-class Axe:
-    """axe-core over the page in each state reached: the serious and critical violations."""
-
-    def __init__(self) -> None:
-        self.found: dict[str, list[str]] = {}
-        self.states: list[str] = []
-
-    def check(self, page: Any, where: str) -> None:
-        if not page.evaluate("() => typeof axe !== 'undefined'"):
-            page.add_script_tag(path=str(AXE))
-        result = page.evaluate(
-            """async () => {
-                const r = await axe.run(document, {resultTypes: ['violations']});
-                return r.violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
-                  .map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3)
-                  .map(n => n.target.join(' ')).join(' | '));
-            }"""
-        )
-        self.states.append(where)
-        if result:
-            self.found[where] = list(result)
 
 
 def _page(browser: Any, sim: SimProcess, width: int = 1400, height: int = 1000) -> Any:

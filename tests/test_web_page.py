@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -27,7 +28,7 @@ from typing import Any
 
 import pytest
 from sas_support import HIT_LINE, bcd_value, hit_config, host, journal_meters
-from web_support import ROOT, TABLECTL, SimProcess, card_leaks, launch, need_chromium
+from web_support import ROOT, TABLECTL, Axe, SimProcess, card_leaks, launch, need_chromium
 
 pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.timeout(300)]
 
@@ -98,7 +99,8 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
     try:
         with sync_playwright() as pw:
             browser = launch(pw, executable)
-            page = browser.new_page(viewport={"width": 1500, "height": 900})
+            page = browser.new_page(viewport={"width": 1500, "height": 900}, bypass_csp=True)
+            axe = Axe()
             _collect(page, frames)
             page.goto(sim.url)
             _state(page, "Closed")
@@ -130,9 +132,9 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             assert _attr(page, "#display", "data-glyph") == "L"
             # the 1-7 side wagers closed (none placed) before the RNG is activated (j)(2)(i)
             page.click("button[data-request=side-wagers]")
-            page.wait_for_selector("#action-result:has-text('side-wagers: done')", timeout=WAIT_MS)
+            page.wait_for_selector("#action-result:has-text('placed: done')", timeout=WAIT_MS)
             page.click("#btn-next")  # the chip count confirmed
-            page.wait_for_selector("#entries li:has-text('meter_movement')", timeout=WAIT_MS)
+            page.wait_for_selector("#next-hint:has-text('draws the starting')", timeout=WAIT_MS)
             page.click("#btn-next")  # NEXT again activates the RNG (h)(8)(ii): the number drawn
             _state(page, "Open_SideWagers")
             glyph = _attr(page, "#display", "data-glyph")
@@ -150,14 +152,35 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             _state(page, "Open_JackpotPending")
             _wait_attr(page, "#light-1", "data-state", "blink")
             assert _attr(page, "#display", "data-glyph") == "P"
+            # the hit's line on the sign and in the banner; validating is confirmed first,
+            # saying what it does, and the reply says what to pay, from where
+            assert "HIT at area 1" in page.text_content("#table")
+            assert "JACKPOT" in page.inner_text("#alarm")
+            axe.check(page, "Open_JackpotPending")
             _picture(page, "guide-hit", tmp_path)
             page.click("button[data-request=validate-hit]")
+            page.wait_for_selector("#confirm[open]", timeout=WAIT_MS)
+            assert "paid now from the meter" in page.inner_text("#confirm-text")
+            _picture(page, "guide-confirm", tmp_path)
+            page.click("#confirm-yes")
+            page.wait_for_selector("#action-result:has-text('pay area 1 $')", timeout=WAIT_MS)
+            said = page.inner_text("#action-result")
+            assert "from the meter" in said
+            paid_cents = int(
+                re.search(r"pay area 1 \$([\d,]+\.\d\d)", said)
+                .group(1)  # type: ignore[union-attr]
+                .replace(",", "")
+                .replace(".", "")
+            )
             page.wait_for_selector("#round-line:has-text('1 completed')", timeout=WAIT_MS)
             _state(page, "Open_Betting")
             page.wait_for_selector("#hands .hand", timeout=WAIT_MS)
             _picture(page, "guide-validated", tmp_path)
             page.click("button[data-request=close]")
+            page.wait_for_selector("#confirm[open]", timeout=WAIT_MS)
+            page.click("#confirm-yes")
             _state(page, "Closed")
+            axe.check(page, "Closed signed in")
             browser.close()
         # the meters over SAS are the journal's
         meters = journal_meters(sim.db)["progressive"]
@@ -171,6 +194,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
         values = [bcd_value(data[i : i + 4]) for i in range(0, len(data), 4)]
         assert values[0] == meters["wagered_cents"]
         assert values[3] == meters["meter_paid_cents"]
+        assert axe.found == {}, axe.found
     finally:
         code = sim.stop()
     assert code == 0
@@ -184,6 +208,8 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
     rows = journal_rows(sim.db)
     refused = [d for _, _, t, d in rows if t == "console_refused"]
     assert [r["request"] for r in refused] == ["web sign-in"]
+    pays = [e for _, _, _, d in rows for e in d.get("effects") or [] if e.get("type") == "pay"]
+    assert [p["cents"] for p in pays] == [paid_cents]  # the page said the journal's amount
     validated = [d for _, _, t, d in rows if t == "hit_validated"]
     assert validated and validated[0]["supervisor"] == "trainer" and validated[0]["via"] == "web"
 

@@ -19,6 +19,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 CHROMIUM = "/usr/bin/chromium"
+#: axe-core, vendored (tests/vendor/axe-core/README.md)
+AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 
 
 def need_chromium() -> str:
@@ -140,3 +142,26 @@ def _strings(value: Any) -> set[str]:
             value = value.replace(sep, " ")
         out.update(value.split())
     return out
+
+
+class Axe:
+    """axe-core over the page in each state reached: the serious and critical violations."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[str]] = {}
+        self.states: list[str] = []
+
+    def check(self, page: Any, where: str) -> None:
+        if not page.evaluate("() => typeof axe !== 'undefined'"):
+            page.add_script_tag(path=str(AXE))
+        result = page.evaluate(
+            """async () => {
+                const r = await axe.run(document, {resultTypes: ['violations']});
+                return r.violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
+                  .map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3)
+                  .map(n => n.target.join(' ')).join(' | '));
+            }"""
+        )
+        self.states.append(where)
+        if result:
+            self.found[where] = list(result)
