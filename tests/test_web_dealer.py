@@ -84,6 +84,7 @@ def _current(page: Any) -> str:
 
 def _picture(page: Any, name: str, tmp: Path) -> None:
     shot = tmp / f"{name}.png"
+    page.evaluate("() => window.scrollTo(0, 0)")
     page.screenshot(path=str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     target = PICTURES / f"{name}.png"

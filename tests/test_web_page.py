@@ -41,6 +41,7 @@ def _picture(page: Any, name: str, tmp: Path) -> None:
     (the README's and the operator guide's pictures) when it is missing there or when
     ``PAGE_PICTURES=1`` asks to refresh them, so a test run leaves the checkout unchanged."""
     shot = tmp / f"{name}.png"
+    page.evaluate("() => window.scrollTo(0, 0)")
     page.screenshot(path=str(shot))
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     target = PICTURES / f"{name}.png"

@@ -98,7 +98,15 @@ def entry_line(seq: int, ts_ms: int, round_id: int | None, etype: str, data: JSO
     """One journal entry as the page lists it, in words: what happened, who did it, what it
     caused (pays, hits, faults, a refusal with its reason), never a card or raw JSON."""
     effects = [e for e in data.get("effects") or [] if isinstance(e, Mapping)]
-    said = [w for w in (effect_words(e) for e in effects) if w]
+    said = [
+        w
+        for w in (
+            effect_words(e)
+            for e in effects
+            if etype != "progressive_outcome" or e.get("type") != "outcome"
+        )
+        if w
+    ]
     text = "; ".join(said)
     if len(text) > ENTRY_TEXT:
         text = text[: ENTRY_TEXT - 3] + "..."
