@@ -403,3 +403,51 @@ def test_light_states_differ_in_words_not_colour_alone_ny_5324_41_d4(
         page.context.close()
     finally:
         assert sim.stop() == 0
+
+
+def test_a_trainee_sets_the_dealers_hand_by_clicking_cards_ny_5324_41_g2(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The house-way drill answered by clicking the two cards of the low hand (drawn as cards),
+    judged by the house way; the trainee's name, score and streak kept; the settle drill marks
+    each area right or wrong."""
+    from fsm.rules.cards import format_card, parse_cards
+    from fsm.rules.houseway import HouseWay
+
+    sim = SimProcess(tmp_path, "--no-script", "--seed", "9")
+    axe = Axe()
+    try:
+        page = _page(browser, sim)
+        page.wait_for_selector("#training:not([hidden])", timeout=WAIT_MS)
+        page.fill("#trainee-name", "Dana")
+        page.press("#trainee-name", "Tab")
+        page.wait_for_selector("#drill-score:has-text('Dana: 0 right of 0')", timeout=WAIT_MS)
+        page.select_option("#drill-kind", "house-way")
+        page.click("#drill-new")
+        row = page.wait_for_selector("#drill [data-cards]", timeout=WAIT_MS)
+        assert row is not None
+        cards = parse_cards(str(row.get_attribute("data-cards")))
+        decision = HouseWay.load("reference").explain(cards)
+        for card in decision.setting.low:
+            page.click(f"#drill button.pick[data-card='{format_card(card)}']")
+        page.click("#drill-check")
+        page.wait_for_selector("#drill-verdict.good:has-text('Correct.')", timeout=WAIT_MS)
+        page.wait_for_selector("#drill-score:has-text('1 right of 1')", timeout=WAIT_MS)
+        assert "streak 1" in page.inner_text("#drill-score")
+        axe.check(page, "drill answered")
+        # settle: every area answered "win" with no vigorish; each area marked right or wrong
+        page.select_option("#drill-kind", "settle")
+        page.click("#drill-new")
+        page.wait_for_selector("#drill .row[data-position]", timeout=WAIT_MS)
+        areas = len(page.query_selector_all("#drill .row[data-position]"))
+        page.click("#drill-check")
+        page.wait_for_selector("#drill .verdict", timeout=WAIT_MS)
+        marks = page.query_selector_all("#drill .verdict")
+        assert len(marks) == areas
+        assert all(m.inner_text().startswith(("right: ", "wrong: ")) for m in marks)
+        page.wait_for_selector("#drill-score:has-text('of 2')", timeout=WAIT_MS)
+        assert page.errors == []
+        page.context.close()
+    finally:
+        assert sim.stop() == 0
+    assert axe.found == {}, axe.found
