@@ -18,6 +18,8 @@ written when missing, refreshed with ``PAGE_PICTURES=1``).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import re
@@ -177,6 +179,17 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             _state(page, "Open_Betting")
             page.wait_for_selector("#hands .hand", timeout=WAIT_MS)
             _picture(page, "guide-validated", tmp_path)
+            # the games manager's views: the hit in the history with its amount, the shift
+            page.click("#report-hits")
+            page.wait_for_selector("#report td:has-text('natural royal flush')", timeout=WAIT_MS)
+            assert f"${paid_cents / 100:,.2f}" in page.inner_text("#report")
+            page.click("#report-shift")
+            page.wait_for_selector("#report:has-text('1 rounds completed')", timeout=WAIT_MS)
+            page.click("#report-meters")
+            page.wait_for_selector("#meter-chart polyline", state="attached", timeout=WAIT_MS)
+            assert "after round 1" in page.inner_text("#report")
+            csv_text = page.request.get(sim.url + "api/report?kind=hits&format=csv").text()
+            axe.check(page, "games manager")
             page.click("button[data-request=close]")
             page.wait_for_selector("#confirm[open]", timeout=WAIT_MS)
             page.click("#confirm-yes")
@@ -211,6 +224,14 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
     assert [r["request"] for r in refused] == ["web sign-in"]
     pays = [e for _, _, _, d in rows for e in d.get("effects") or [] if e.get("type") == "pay"]
     assert [p["cents"] for p in pays] == [paid_cents]  # the page said the journal's amount
+    # the page's CSV is `tablectl report hits`'s fold: the same hits, the same amounts
+    done = subprocess.run(
+        [*TABLECTL, "report", "hits", "--db", str(sim.db), "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    reported = json.loads(done.stdout)["hits"]
+    exported = list(csv.DictReader(io.StringIO(csv_text)))
+    assert [int(h["cents"]) for h in exported] == [h["cents"] for h in reported] == [paid_cents]
     validated = [d for _, _, t, d in rows if t == "hit_validated"]
     assert validated and validated[0]["supervisor"] == "trainer" and validated[0]["via"] == "web"
 

@@ -384,11 +384,13 @@ class FeedSocket(tornado.websocket.WebSocketHandler):
 
 def make_app(page: Page) -> tornado.web.Application:
     args = {"page": page}
-    extra: list[Any] = []
+    from controller.web.manager import routes as manager_routes
+
+    extra: list[Any] = manager_routes(page)
     if page.training is not None:  # the simulated table's trainer: roles, faults, drills
         from controller.web.training import routes as training_routes
 
-        extra = training_routes(page)
+        extra += training_routes(page)
     return tornado.web.Application(
         [
             *extra,
