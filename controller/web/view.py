@@ -292,7 +292,7 @@ def frame(
                 {
                     "code": code,
                     "device": f.get("device"),
-                    "detail": f.get("detail"),
+                    "detail": reason_words(str(f.get("detail") or "")),
                     "words": fault_words(code),
                 }
             )
@@ -454,6 +454,7 @@ EVENT_CONTROLS: dict[str, str] = {
 
 _UNTIMELY = re.compile(r"^(\w+) is not accepted in state (\w+)$")
 _RULE = re.compile(r"\b[a-z0-9_]+\.([a-z0-9_]+)\.rule\b")
+_STATE = re.compile(r"\bOpen_[A-Za-z_]+\b")
 
 
 def line_words(line: object) -> str:
@@ -486,7 +487,8 @@ def reason_words(reason: str) -> str:
         etype, state = m.groups()
         what = EVENT_WORDS.get(etype, etype.replace("_", " "))
         return f"not now: {what} is not taken at \u201c{state_words(state)}\u201d"
-    return _RULE.sub(lambda g: g.group(1).replace("_", " "), reason)
+    text = _RULE.sub(lambda g: g.group(1).replace("_", " "), reason)
+    return _STATE.sub(lambda g: f"\u201c{state_words(g.group(0))}\u201d", text)
 
 
 def _who(data: Mapping[str, Any]) -> str:
@@ -538,7 +540,15 @@ def _event_words(etype: str, data: Mapping[str, Any]) -> str:
     if etype == "console_refused":
         return f"refused: {data.get('request', '')} ({data.get('reason', '')})"[:120]
     if etype == "training":
-        return "training: " + str(data.get("action") or data.get("what") or "")[:80]
+        action = str(data.get("action") or "")
+        if action == "practice_deal":
+            line, where = line_words(data.get("line")), data.get("position")
+            return f"training: practice hand {line} in area {where}"
+        if action == "fault_injected":
+            return f"training: fault injected ({line_words(data.get('fault'))})"
+        if action == "people":
+            return "training: a person plays " + (", ".join(data.get("people") or []) or "no role")
+        return "training: " + line_words(action)[:80]
     return base
 
 
@@ -584,7 +594,8 @@ def effect_words(effect: Mapping[str, Any]) -> str | None:
     if kind == "dealer_hand" and effect.get("rule"):
         return f"dealer's hand set by the house way: {rule_words(effect.get('rule'))}"
     if kind == "alert":
-        return f"alert to the {effect.get('to')}: {str(effect.get('detail', ''))[:100]}"
+        detail = reason_words(str(effect.get("detail", "")))[:100]
+        return f"alert to the {effect.get('to')}: {detail}"
     if kind == "round_voided":
         return f"round {effect.get('round_id')} voided"
     return None
