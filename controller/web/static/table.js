@@ -420,12 +420,26 @@ const Page = (() => {
 
   function renderTimeline(f) {
     const ol = $("timeline");
-    const mine = [...entries.values()].filter((e) => e.round_id === f.round_id && e.type !== "power_up")
-      .sort((a, b) => a.seq - b.seq).slice(-25);
+    // this round's steps and the last round's (a round a card-reading shoe plays in a blink
+    // stays readable after it ended)
+    const mine = [...entries.values()].filter((e) => e.round_id >= f.round_id - 1 && e.round_id > 0 && e.type !== "power_up")
+      .sort((a, b) => a.seq - b.seq).slice(-30);
     const sig = mine.map((e) => e.seq).join(",");
     if (ol.dataset.sig === sig) return;
     ol.dataset.sig = sig;
-    ol.replaceChildren(...mine.map(entryItem));
+    const items = [];
+    let round = null;
+    for (const e of mine) {
+      if (e.round_id !== round) {
+        round = e.round_id;
+        const h = document.createElement("li");
+        h.className = "round-head";
+        h.textContent = round === f.round_id ? `Round ${round} (this round)` : `Round ${round}`;
+        items.push(h);
+      }
+      items.push(entryItem(e));
+    }
+    ol.replaceChildren(...items);
     ol.scrollTop = ol.scrollHeight;
     const paid = $("paid");
     paid.replaceChildren();
