@@ -185,6 +185,11 @@ class Dealer:
             self.look()
             page.wait_for_selector("#display-meaning:has-text('first stack')", timeout=WAIT_MS)
             assert "Settle the 1-7 side wagers" in page.inner_text("#next-step")
+            # the dealer's own side wager, settled on the number drawn: pay or collect
+            page.wait_for_selector("#side-results li:has-text('Area 2 on 5')", timeout=WAIT_MS)
+            said = page.inner_text("#side-results")
+            shown = r"Area 2 on 5 \(\$5\.00\): (wins: pay at 6:1|loses: collect)"
+            assert re.search(shown, said), said
             self.press("#do-next")
         elif mode == "dice":
             _state(page, "Open_StartingPosition_Dice")

@@ -332,6 +332,7 @@ def frame(
         "shakes": int(rnd.get("shakes", 0) or 0),
         "side_results": thaw(rnd.get("side_results")),
         "side_wager_offered": bool((config.get("side_wager") or {}).get("offered")),
+        "side_wager_odds": (config.get("side_wager") or {}).get("odds"),
         "side_bets": thaw(rnd.get("side_bets")),
         "counted": bool(rnd.get("counted")),
         "bank": thaw((view.get("bank") or {}).get("current")),

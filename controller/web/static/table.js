@@ -531,6 +531,7 @@ const Page = (() => {
     if (f.three_card_bonus && f.pai_gow == null && (f.state === "Open_Betting" || f.state === "Open_LockedOut")) rows.push(["pai-gow"]);
     if (f.state === "Open_LockedOut" && f.side_wager_offered && f.side_bets == null) rows.push(["side-wagers"]);
     if (f.state === "Open_StartingPosition_Dice" && f.shakes >= 3) rows.push(["dice"]);
+    if (f.state === "Open_SideWagers" && Array.isArray(f.side_bets)) rows.push(["side-results"]);
     if (f.state === "Open_Settlement" && !f.card_reading_shoe) {
       for (const pos of Object.keys(f.wagers).sort()) if (!(pos in f.outcomes)) rows.push(["outcome", pos]);
     }
@@ -600,6 +601,16 @@ const Page = (() => {
         none.addEventListener("click", () => press("side_wagers", { bets: [] }));
         ctl.append(el("p", { textContent: "1-7 side wagers (closed before the starting position is drawn):" }), grid,
           el("div", { className: "row" }, enter, none), msgBox("msg-side-wagers"));
+      } else if (kind === "side-results") {
+        const list = el("ul", { id: "side-results" });
+        // the bets recorded and the number shown: the amounts are journaled when NEXT settles
+        for (const [position, number, cents] of f.side_bets) {
+          const wins = Number(number) === Number(f.start_number);
+          list.append(el("li", { textContent: `Area ${position} on ${number} (${money(cents)}): ` +
+            (wins ? `wins: pay at ${f.side_wager_odds || "the posted odds"}` : `loses: collect ${money(cents)}`) }));
+        }
+        if (!f.side_bets.length) list.append(el("li", { textContent: "No 1-7 side wagers placed." }));
+        ctl.append(el("p", { textContent: `1-7 side wagers on ${f.start_number}:` }), list);
       } else if (kind === "pai-gow") {
         const row = el("div", { className: "row", role: "group" });
         row.setAttribute("aria-label", "areas holding a pai gow wager");
