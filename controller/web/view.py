@@ -52,7 +52,23 @@ FAULT_WORDS: dict[str, str] = {
     "DEVICE_STALLED": "a device made no progress",
     "DEVICE_OUTPUT": "a light, the display or a device could not be driven",
     "RNG_FAILURE": "the random number generator failed",
+    "SHOE_JAM": "the shoe jammed",
+    "SHOE_EMPTY": "the shoe is empty",
+    "SHOE_MISDEAL": "the shoe misdealt",
+    "SHUFFLER_JAM": "the shuffler jammed",
+    "LINK_TIMEOUT": "a device stopped answering",
+    "RESPONSE_TIMEOUT": "a device did not answer in time",
+    "PORT_LOST": "a device's cable or port was lost",
+    "LINE_NOISE": "noise on a device's line",
+    "PROTOCOL_ERROR": "a device answered what it should not",
+    "DEVICE_BUSY": "a device is busy",
+    "DEVICE_HARDWARE": "a device reports a hardware fault",
+    "DEVICE_REJECTED": "a device refused a command",
+    "COMMAND_NOT_DELIVERED": "a command did not reach its device",
+    "SOFTWARE_UNAPPROVED": "the software is not the approved one",
 }
+#: The serial protocol's message names a device's detail may start with (not for people).
+_WIRE = re.compile(r"^[A-Z]+_(REQ|RSP)(: ?)?")
 
 #: Fields of a journal entry that carry card identities (``dealt`` events): never on the page.
 CARD_FIELDS = frozenset({"stacks", "hands", "cards", "threes", "fours", "deck"})
@@ -292,7 +308,7 @@ def frame(
                 {
                     "code": code,
                     "device": f.get("device"),
-                    "detail": reason_words(str(f.get("detail") or "")),
+                    "detail": _WIRE.sub("", reason_words(str(f.get("detail") or ""))),
                     "words": fault_words(code),
                 }
             )
@@ -535,7 +551,7 @@ def _event_words(etype: str, data: Mapping[str, Any]) -> str:
     if etype == "supervisor_key":
         return "key switch " + ("on" if data.get("on") else "off")
     if etype == "fault_raised":
-        return f"fault: {fault_words(str(data.get('code', '')))}"
+        return f"fault raised: {fault_words(str(data.get('code', '')))}"
     if etype == "fault_cleared":
         return "fault cleared, round voided" if data.get("void") else "fault cleared"
     if etype == "console_refused":
@@ -570,7 +586,9 @@ def effect_words(effect: Mapping[str, Any]) -> str | None:
             "a supervisor validates it"
         )
     if kind == "fault":
-        return f"fault: {fault_words(str(effect.get('code', '')))}"
+        detail = _WIRE.sub("", reason_words(str(effect.get("detail") or "")))
+        said = f"fault: {fault_words(str(effect.get('code', '')))}"
+        return said + (f" ({detail})" if detail else "")
     if kind == "starting_position":
         seat = effect.get("seat")
         first = "the dealer" if seat == 0 else f"area {seat}"
@@ -595,7 +613,7 @@ def effect_words(effect: Mapping[str, Any]) -> str | None:
     if kind == "dealer_hand" and effect.get("rule"):
         return f"dealer's hand set by the house way: {rule_words(effect.get('rule'))}"
     if kind == "alert":
-        detail = reason_words(str(effect.get("detail", "")))[:100]
+        detail = _WIRE.sub("", reason_words(str(effect.get("detail", ""))))[:100]
         return f"alert to the {effect.get('to')}: {detail}"
     if kind == "round_voided":
         return f"round {effect.get('round_id')} voided"
