@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_support import ROOT, Axe, SimProcess, launch, need_chromium
+from web_support import ROOT, Axe, SimProcess, journal_rows, launch, need_chromium
 
 from controller.config import SIMULATED_TABLE
 
@@ -96,8 +96,9 @@ class Dealer:
     """The dealer at the page: by pointer (clicks) or by keyboard alone (Tab to the control,
     then Enter / Space / typing)."""
 
-    def __init__(self, page: Any, keyboard: bool, axe: Axe | None) -> None:
+    def __init__(self, page: Any, keyboard: bool, axe: Axe | None, db: Path) -> None:
         self.page = page
+        self.db = db
         self.keyboard = keyboard
         self.axe = axe
         self.seen: set[str] = set()
@@ -220,7 +221,10 @@ class Dealer:
                 if not buttons:
                     page.wait_for_timeout(100)
                     continue
-                self.press("#" + str(buttons[0].get_attribute("id")))
+                button = str(buttons[0].get_attribute("id"))
+                if button == "enter-outcome-2":  # the dealer's own wager: a flush, $3.00
+                    self.choose("#outcome-2", "flush")
+                self.press("#" + button)
                 page.wait_for_timeout(300)
         page.wait_for_selector("#round-line:has-text('1 completed')", timeout=WAIT_MS)
         page.wait_for_selector("#hands .hand", timeout=WAIT_MS)
@@ -230,6 +234,16 @@ class Dealer:
             assert words in steps, steps
         if shoe:
             assert "cards dealt" in steps
+        else:  # the flush's pay, in words, where the journal says it came from
+            pays = [
+                e
+                for _, _, _, d in journal_rows(self.db)
+                for e in d.get("effects") or []
+                if e.get("type") == "pay" and e.get("position") == 2
+            ]
+            assert [p["cents"] for p in pays] == [300], pays
+            source = "the chip tray" if pays[0]["from"] == "chip_tray" else "the meter"
+            assert f"pay area 2 $3.00 from {source}" in page.inner_text("#timeline")
 
 
 MODES = [
@@ -251,7 +265,7 @@ def test_a_dealer_alone_finishes_a_round_in_every_start_mode(
     axe = Axe()
     try:
         page = _page(browser, sim)
-        Dealer(page, keyboard=False, axe=axe).play_round(mode, shoe)
+        Dealer(page, keyboard=False, axe=axe, db=sim.db).play_round(mode, shoe)
         axe.check(page, "next round")
         assert page.errors == []
         page.context.close()
@@ -265,7 +279,7 @@ def test_the_dealers_round_by_keyboard_alone(browser: Any, tmp_path: Path) -> No
     sim = SimProcess(tmp_path, "--config", str(config), "--people", "dealer", "--pace", "0.05")
     try:
         page = _page(browser, sim)
-        Dealer(page, keyboard=True, axe=None).play_round("rng", False)
+        Dealer(page, keyboard=True, axe=None, db=sim.db).play_round("rng", False)
         assert page.errors == []
         page.context.close()
     finally:
