@@ -18,22 +18,19 @@ positions entered, the three-card bonus settled before the fours); WCAG 2.2 AA.
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from web_support import ROOT, Axe, SimProcess, journal_rows, launch, need_chromium
+from web_support import Axe, SimProcess, journal_rows, launch, need_chromium, picture
 
 from controller.config import SIMULATED_TABLE
 
 pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.timeout(300)]
 
 WAIT_MS = 30_000
-PICTURES = ROOT / "docs" / "img"
 SCREENS = [(1920, 1080), (1024, 768), (768, 1024), (390, 844)]
 
 
@@ -80,16 +77,6 @@ def _state(page: Any, state: str, timeout: int = WAIT_MS) -> None:
 
 def _current(page: Any) -> str:
     return str(page.get_attribute("#state-words", "data-state"))
-
-
-def _picture(page: Any, name: str, tmp: Path) -> None:
-    shot = tmp / f"{name}.png"
-    page.evaluate("() => window.scrollTo(0, 0)")
-    page.screenshot(path=str(shot))
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    target = PICTURES / f"{name}.png"
-    if os.environ.get("PAGE_PICTURES") == "1" or not target.exists():
-        shutil.copyfile(shot, target)
 
 
 class Dealer:
@@ -358,7 +345,7 @@ def test_each_refusal_appears_in_words_at_its_control_ny_5324_41_k2(
         assert page.is_disabled("#do-next") and page.is_disabled("#do-lockout")
         assert "No connection" in page.inner_text("#offline")
         axe.check(page, "offline")
-        _picture(page, "guide-offline", tmp_path)
+        picture(page, "guide-offline", tmp_path)
         assert page.errors == []
         page.context.close()
     finally:
@@ -390,7 +377,7 @@ def test_four_screen_sizes_without_horizontal_scroll_wcag_1_4_10(
                   .map(([n, r]) => n + ' ' + Math.round(r.width) + 'x' + Math.round(r.height))"""
             )
             assert small == [], f"{width}x{height}: targets under 24x24 CSS px: {small}"
-            _picture(page, f"page-{width}x{height}", tmp_path)
+            picture(page, f"page-{width}x{height}", tmp_path)
         # pit view: large type from two metres
         page.set_viewport_size({"width": 1920, "height": 1080})
         page.click("#pit-btn")
@@ -398,7 +385,7 @@ def test_four_screen_sizes_without_horizontal_scroll_wcag_1_4_10(
             "() => parseFloat(getComputedStyle(document.querySelector('#state-words')).fontSize)"
         )
         assert size >= 48
-        _picture(page, "page-pit", tmp_path)
+        picture(page, "page-pit", tmp_path)
         page.click("#pit-btn")
         assert page.errors == []
         page.context.close()

@@ -21,35 +21,18 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sas_support import HIT_LINE, bcd_value, hit_config, host, journal_meters
-from web_support import ROOT, TABLECTL, Axe, SimProcess, card_leaks, launch, need_chromium
+from web_support import ROOT, TABLECTL, Axe, SimProcess, card_leaks, launch, need_chromium, picture
 
 pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.timeout(300)]
 
 WAIT_MS = 30_000
-PICTURES = ROOT / "docs" / "img"
-
-
-def _picture(page: Any, name: str, tmp: Path) -> None:
-    """A screenshot of the page: always made (and checked to be a PNG); written into docs/img/
-    (the README's and the operator guide's pictures) when it is missing there or when
-    ``PAGE_PICTURES=1`` asks to refresh them, so a test run leaves the checkout unchanged."""
-    shot = tmp / f"{name}.png"
-    page.evaluate("() => window.scrollTo(0, 0)")
-    page.screenshot(path=str(shot))
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    target = PICTURES / f"{name}.png"
-    if os.environ.get("PAGE_PICTURES") == "1" or not target.exists():
-        PICTURES.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shot, target)
 
 
 def _state(page: Any, state: str) -> None:
@@ -116,7 +99,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             page.fill("#sup-pin", "1234")
             page.click("#login-btn")
             page.wait_for_selector("#signed-in:not([hidden])", timeout=WAIT_MS)
-            _picture(page, "guide-open", tmp_path)
+            picture(page, "guide-open", tmp_path)
             page.click("button[data-request=open]")
             _state(page, "Open_Betting")
             _wait_attr(page, "#light-1", "data-state", "attract")
@@ -127,7 +110,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             page.click("#chip-3")
             _wait_attr(page, "#light-3", "data-state", "lit")
             assert _attr(page, "#light-2", "data-state") == "attract"
-            _picture(page, "guide-betting", tmp_path)
+            picture(page, "guide-betting", tmp_path)
             # no more bets
             page.click("#btn-lockout")
             _state(page, "Open_LockedOut")
@@ -160,11 +143,11 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             assert "HIT at area 1" in page.text_content("#table")
             assert "JACKPOT" in page.inner_text("#alarm")
             axe.check(page, "Open_JackpotPending")
-            _picture(page, "guide-hit", tmp_path)
+            picture(page, "guide-hit", tmp_path)
             page.click("button[data-request=validate-hit]")
             page.wait_for_selector("#confirm[open]", timeout=WAIT_MS)
             assert "paid now from the meter" in page.inner_text("#confirm-text")
-            _picture(page, "guide-confirm", tmp_path)
+            picture(page, "guide-confirm", tmp_path)
             page.click("#confirm-yes")
             page.wait_for_selector("#action-result:has-text('pay area 1 $')", timeout=WAIT_MS)
             said = page.inner_text("#action-result")
@@ -178,7 +161,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             page.wait_for_selector("#round-line:has-text('1 completed')", timeout=WAIT_MS)
             _state(page, "Open_Betting")
             page.wait_for_selector("#hands .hand", timeout=WAIT_MS)
-            _picture(page, "guide-validated", tmp_path)
+            picture(page, "guide-validated", tmp_path)
             # the games manager's views: the hit in the history with its amount, the shift
             page.click("#report-hits")
             page.wait_for_selector("#report td:has-text('natural royal flush')", timeout=WAIT_MS)
@@ -252,7 +235,7 @@ def test_the_hands_reach_the_page_only_after_their_round_resolves(tmp_path: Path
             page.wait_for_selector("#hands .hand .card", timeout=WAIT_MS)
             _state(page, "Open_Betting")
             page.wait_for_selector(".light.lit", timeout=WAIT_MS)
-            _picture(page, "page", tmp_path)
+            picture(page, "page", tmp_path)
             browser.close()
     finally:
         code = sim.stop()

@@ -19,6 +19,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 CHROMIUM = "/usr/bin/chromium"
+#: The page's pictures (README, operator guide, docs/web.md).
+PICTURES = ROOT / "docs" / "img"
 #: axe-core, vendored (tests/vendor/axe-core/README.md)
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 
@@ -165,3 +167,17 @@ class Axe:
         self.states.append(where)
         if result:
             self.found[where] = list(result)
+
+
+def picture(page: Any, name: str, tmp: Path) -> None:
+    """A screenshot of the page from its top: always made (and checked to be a PNG); written
+    into docs/img/ (the README's and the operator guide's pictures) when it is missing there or
+    when ``PAGE_PICTURES=1`` asks to refresh them, so a test run leaves the checkout unchanged."""
+    shot = tmp / f"{name}.png"
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    target = PICTURES / f"{name}.png"
+    if os.environ.get("PAGE_PICTURES") == "1" or not target.exists():
+        PICTURES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, target)
