@@ -183,6 +183,7 @@ def test_person_supervisor_validates_a_practice_royal_flush_at_the_page_with_a_p
         page.fill("#sup-pin", TRAINER_PIN)
         page.click("#login-btn")
         page.click("#actions button:has-text('Validate the hit at 3')", timeout=10_000)
+        page.click("#confirm-yes", timeout=10_000)  # an irreversible step: confirmed first
         page.wait_for_selector(
             "#state-words:not([data-state='Open_JackpotPending'])", timeout=20_000
         )
@@ -192,6 +193,10 @@ def test_person_supervisor_validates_a_practice_royal_flush_at_the_page_with_a_p
         page.select_option("#fault-kind", "shoe-jam")
         page.click("#fault-form button[type=submit]")
         page.wait_for_selector("#state-words[data-state='Fault']", timeout=90_000)
+        # the page says what the panel's NEXT does here before it is pressed (the key is off)
+        hint = page.inner_text("#next-hint")
+        assert "clears the fault" in hint and "needs the supervisor key switch on" in hint, hint
+        assert "FAULT" in page.inner_text("#alarm")
         _picture(page, "guide-fault", db.parent)
         assert any(e["code"] == "SHOE_JAM" for e in _entries(db, "fault_raised"))
         people = [e for e in _entries(db, "training") if e["action"] == "people"]

@@ -18,34 +18,21 @@ written when missing, refreshed with ``PAGE_PICTURES=1``).
 
 from __future__ import annotations
 
+import csv
+import io
 import json
-import os
-import shutil
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from sas_support import HIT_LINE, bcd_value, hit_config, host, journal_meters
-from web_support import ROOT, TABLECTL, SimProcess, card_leaks, launch, need_chromium
+from web_support import ROOT, TABLECTL, Axe, SimProcess, card_leaks, launch, need_chromium, picture
 
 pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.timeout(300)]
 
 WAIT_MS = 30_000
-PICTURES = ROOT / "docs" / "img"
-
-
-def _picture(page: Any, name: str, tmp: Path) -> None:
-    """A screenshot of the page: always made (and checked to be a PNG); written into docs/img/
-    (the README's and the operator guide's pictures) when it is missing there or when
-    ``PAGE_PICTURES=1`` asks to refresh them, so a test run leaves the checkout unchanged."""
-    shot = tmp / f"{name}.png"
-    page.screenshot(path=str(shot))
-    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    target = PICTURES / f"{name}.png"
-    if os.environ.get("PAGE_PICTURES") == "1" or not target.exists():
-        PICTURES.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(shot, target)
 
 
 def _state(page: Any, state: str) -> None:
@@ -98,7 +85,8 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
     try:
         with sync_playwright() as pw:
             browser = launch(pw, executable)
-            page = browser.new_page(viewport={"width": 1500, "height": 900})
+            page = browser.new_page(viewport={"width": 1500, "height": 900}, bypass_csp=True)
+            axe = Axe()
             _collect(page, frames)
             page.goto(sim.url)
             _state(page, "Closed")
@@ -111,7 +99,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             page.fill("#sup-pin", "1234")
             page.click("#login-btn")
             page.wait_for_selector("#signed-in:not([hidden])", timeout=WAIT_MS)
-            _picture(page, "guide-open", tmp_path)
+            picture(page, "guide-open", tmp_path)
             page.click("button[data-request=open]")
             _state(page, "Open_Betting")
             _wait_attr(page, "#light-1", "data-state", "attract")
@@ -122,7 +110,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             page.click("#chip-3")
             _wait_attr(page, "#light-3", "data-state", "lit")
             assert _attr(page, "#light-2", "data-state") == "attract"
-            _picture(page, "guide-betting", tmp_path)
+            picture(page, "guide-betting", tmp_path)
             # no more bets
             page.click("#btn-lockout")
             _state(page, "Open_LockedOut")
@@ -130,9 +118,9 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             assert _attr(page, "#display", "data-glyph") == "L"
             # the 1-7 side wagers closed (none placed) before the RNG is activated (j)(2)(i)
             page.click("button[data-request=side-wagers]")
-            page.wait_for_selector("#action-result:has-text('side-wagers: done')", timeout=WAIT_MS)
+            page.wait_for_selector("#action-result:has-text('placed: done')", timeout=WAIT_MS)
             page.click("#btn-next")  # the chip count confirmed
-            page.wait_for_selector("#entries li:has-text('meter_movement')", timeout=WAIT_MS)
+            page.wait_for_selector("#next-hint:has-text('draws the starting')", timeout=WAIT_MS)
             page.click("#btn-next")  # NEXT again activates the RNG (h)(8)(ii): the number drawn
             _state(page, "Open_SideWagers")
             glyph = _attr(page, "#display", "data-glyph")
@@ -150,14 +138,46 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             _state(page, "Open_JackpotPending")
             _wait_attr(page, "#light-1", "data-state", "blink")
             assert _attr(page, "#display", "data-glyph") == "P"
-            _picture(page, "guide-hit", tmp_path)
+            # the hit's line on the sign and in the banner; validating is confirmed first,
+            # saying what it does, and the reply says what to pay, from where
+            assert "HIT at area 1" in page.text_content("#table")
+            assert "JACKPOT" in page.inner_text("#alarm")
+            axe.check(page, "Open_JackpotPending")
+            picture(page, "guide-hit", tmp_path)
             page.click("button[data-request=validate-hit]")
+            page.wait_for_selector("#confirm[open]", timeout=WAIT_MS)
+            assert "paid now from the meter" in page.inner_text("#confirm-text")
+            picture(page, "guide-confirm", tmp_path)
+            page.click("#confirm-yes")
+            page.wait_for_selector("#action-result:has-text('pay area 1 $')", timeout=WAIT_MS)
+            said = page.inner_text("#action-result")
+            assert "from the meter" in said
+            paid_cents = int(
+                re.search(r"pay area 1 \$([\d,]+\.\d\d)", said)
+                .group(1)  # type: ignore[union-attr]
+                .replace(",", "")
+                .replace(".", "")
+            )
             page.wait_for_selector("#round-line:has-text('1 completed')", timeout=WAIT_MS)
             _state(page, "Open_Betting")
             page.wait_for_selector("#hands .hand", timeout=WAIT_MS)
-            _picture(page, "guide-validated", tmp_path)
+            picture(page, "guide-validated", tmp_path)
+            # the games manager's views: the hit in the history with its amount, the shift
+            page.click("#report-hits")
+            page.wait_for_selector("#report td:has-text('natural royal flush')", timeout=WAIT_MS)
+            assert f"${paid_cents / 100:,.2f}" in page.inner_text("#report")
+            page.click("#report-shift")
+            page.wait_for_selector("#report:has-text('1 rounds completed')", timeout=WAIT_MS)
+            page.click("#report-meters")
+            page.wait_for_selector("#meter-chart polyline", state="attached", timeout=WAIT_MS)
+            assert "after round 1" in page.inner_text("#report")
+            csv_text = page.request.get(sim.url + "api/report?kind=hits&format=csv").text()
+            axe.check(page, "games manager")
             page.click("button[data-request=close]")
+            page.wait_for_selector("#confirm[open]", timeout=WAIT_MS)
+            page.click("#confirm-yes")
             _state(page, "Closed")
+            axe.check(page, "Closed signed in")
             browser.close()
         # the meters over SAS are the journal's
         meters = journal_meters(sim.db)["progressive"]
@@ -171,6 +191,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
         values = [bcd_value(data[i : i + 4]) for i in range(0, len(data), 4)]
         assert values[0] == meters["wagered_cents"]
         assert values[3] == meters["meter_paid_cents"]
+        assert axe.found == {}, axe.found
     finally:
         code = sim.stop()
     assert code == 0
@@ -184,6 +205,16 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
     rows = journal_rows(sim.db)
     refused = [d for _, _, t, d in rows if t == "console_refused"]
     assert [r["request"] for r in refused] == ["web sign-in"]
+    pays = [e for _, _, _, d in rows for e in d.get("effects") or [] if e.get("type") == "pay"]
+    assert [p["cents"] for p in pays] == [paid_cents]  # the page said the journal's amount
+    # the page's CSV is `tablectl report hits`'s fold: the same hits, the same amounts
+    done = subprocess.run(
+        [*TABLECTL, "report", "hits", "--db", str(sim.db), "--json"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    reported = json.loads(done.stdout)["hits"]
+    exported = list(csv.DictReader(io.StringIO(csv_text)))
+    assert [int(h["cents"]) for h in exported] == [h["cents"] for h in reported] == [paid_cents]
     validated = [d for _, _, t, d in rows if t == "hit_validated"]
     assert validated and validated[0]["supervisor"] == "trainer" and validated[0]["via"] == "web"
 
@@ -204,7 +235,7 @@ def test_the_hands_reach_the_page_only_after_their_round_resolves(tmp_path: Path
             page.wait_for_selector("#hands .hand .card", timeout=WAIT_MS)
             _state(page, "Open_Betting")
             page.wait_for_selector(".light.lit", timeout=WAIT_MS)
-            _picture(page, "page", tmp_path)
+            picture(page, "page", tmp_path)
             browser.close()
     finally:
         code = sim.stop()

@@ -21,6 +21,10 @@ from controller.journal.audit import connect_read_only
 ROOT = Path(__file__).resolve().parent.parent
 TABLECTL = [sys.executable, "-m", "controller.cli"]
 CHROMIUM = "/usr/bin/chromium"
+#: The page's pictures (README, operator guide, docs/web.md).
+PICTURES = ROOT / "docs" / "img"
+#: axe-core, vendored (tests/vendor/axe-core/README.md)
+AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
 
 
 def need_chromium() -> str:
@@ -141,3 +145,40 @@ def _strings(value: Any) -> set[str]:
             value = value.replace(sep, " ")
         out.update(value.split())
     return out
+
+
+class Axe:
+    """axe-core over the page in each state reached: the serious and critical violations."""
+
+    def __init__(self) -> None:
+        self.found: dict[str, list[str]] = {}
+        self.states: list[str] = []
+
+    def check(self, page: Any, where: str) -> None:
+        if not page.evaluate("() => typeof axe !== 'undefined'"):
+            page.add_script_tag(path=str(AXE))
+        result = page.evaluate(
+            """async () => {
+                const r = await axe.run(document, {resultTypes: ['violations']});
+                return r.violations.filter(v => v.impact === 'critical' || v.impact === 'serious')
+                  .map(v => v.id + ' (' + v.impact + '): ' + v.nodes.slice(0, 3)
+                  .map(n => n.target.join(' ')).join(' | '));
+            }"""
+        )
+        self.states.append(where)
+        if result:
+            self.found[where] = list(result)
+
+
+def picture(page: Any, name: str, tmp: Path) -> None:
+    """A screenshot of the page from its top: always made (and checked to be a PNG); written
+    into docs/img/ (the README's and the operator guide's pictures) when it is missing there or
+    when ``PAGE_PICTURES=1`` asks to refresh them, so a test run leaves the checkout unchanged."""
+    shot = tmp / f"{name}.png"
+    page.evaluate("() => window.scrollTo(0, 0)")
+    page.screenshot(path=str(shot))
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    target = PICTURES / f"{name}.png"
+    if os.environ.get("PAGE_PICTURES") == "1" or not target.exists():
+        PICTURES.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, target)

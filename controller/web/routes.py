@@ -38,7 +38,7 @@ from controller.web import view
 from controller.web.auth import COOKIE, Sessions
 from controller.web.config import WebSection
 from controller.web.feed import Hub
-from fsm.round.events import DicePositionEntered, ProgressiveOutcome
+from fsm.round.events import DicePositionEntered, PaiGowWagers, ProgressiveOutcome, SideWagers
 
 log = logging.getLogger(__name__)
 
@@ -257,14 +257,44 @@ class InputHandler(BaseHandler):
                 )
                 self.page.owner.post(entered.envelope())
             elif name == "dice":  # the dealer enters the dice total (start_mode dice)
-                total = DicePositionEntered(total=int(data.get("total", 0)))
-                self.page.owner.post(total.envelope())
+                total = data.get("total")
+                if isinstance(total, bool) or not isinstance(total, int):
+                    raise ValueError("dice total: a whole number from 3 to 18 (three dice)")
+                self.page.owner.post(DicePositionEntered(total=total).envelope())
+            elif name == "side_wagers":  # the dealer enters the 1-7 side wagers placed
+                entered_bets = SideWagers(bets=_side_bets(data.get("bets")), via="web")
+                self.page.owner.post(entered_bets.envelope())
+            elif name == "pai_gow":  # the dealer enters the areas holding a pai gow wager
+                positions = data.get("positions")
+                if not isinstance(positions, list) or not all(
+                    isinstance(p, int) and not isinstance(p, bool) for p in positions
+                ):
+                    raise ValueError("pai gow positions: a list of betting areas 1 to 6")
+                self.page.owner.post(PaiGowWagers(positions=positions, via="web").envelope())
             else:
                 raise ValueError(f"input: unknown {name!r}")
         except (TypeError, ValueError) as exc:
             self.reply(400, {"ok": False, "error": str(exc)})
             return
         self.reply(200, {"ok": True})
+
+
+def _side_bets(raw: Any) -> list[dict[str, int]]:
+    """The 1-7 side wagers as the page sends them: ``[{"position", "number", "cents"}]`` (the
+    machine checks the rules; this only checks the shape, with the reason in words)."""
+    if not isinstance(raw, list):
+        raise ValueError("side wagers: a list of bets (an empty list: none placed)")
+    bets = []
+    for bet in raw:
+        if not isinstance(bet, Mapping):
+            raise ValueError("side wagers: each bet names an area, a number 1-7 and an amount")
+        try:
+            bets.append({k: int(bet[k]) for k in ("position", "number", "cents")})
+        except (KeyError, TypeError, ValueError):
+            raise ValueError(
+                "side wagers: each bet names an area, a number 1-7 and an amount"
+            ) from None
+    return bets
 
 
 class LoginHandler(BaseHandler):
@@ -337,10 +367,11 @@ class ActionHandler(BaseHandler):
         refused = [e for e in receipt.effects if e.TYPE == "rejected"]
         state = receipt.public.state if receipt.public is not None else ""
         if refused:
-            reason = str(dict(refused[0].to_json()).get("reason", "refused"))
+            reason = view.reason_words(str(dict(refused[0].to_json()).get("reason", "refused")))
             self.reply(409, {"ok": False, "seq": receipt.seq, "state": state, "error": reason})
             return
-        self.reply(200, {"ok": True, "seq": receipt.seq, "state": state})
+        said = [w for w in (view.effect_words(e.to_json()) for e in receipt.effects) if w]
+        self.reply(200, {"ok": True, "seq": receipt.seq, "state": state, "words": "; ".join(said)})
 
 
 class FeedSocket(tornado.websocket.WebSocketHandler):

@@ -26,6 +26,7 @@ from controller.supervisor.lockout import LockoutBook, release_book, shared_book
 from controller.web.auth import Sessions
 from controller.web.config import WebSection
 from controller.web.feed import Feed, Hub
+from controller.web.manager import routes as manager_routes
 from controller.web.routes import Page, make_app
 from controller.web.training import frame_extra
 from controller.web.training import routes as training_routes
@@ -113,7 +114,7 @@ class WebServer:
         asyncio.set_event_loop(asyncio.new_event_loop())
         loop = IOLoop.current()
         self._loop = loop
-        extra: list[Any] = verify_routes(self.page)
+        extra: list[Any] = [*verify_routes(self.page), *manager_routes(self.page)]
         if self.page.training is not None:  # the simulated table's trainer: roles, faults, drills
             extra += training_routes(self.page)
         server = tornado.httpserver.HTTPServer(make_app(self.page, extra), xheaders=False)

@@ -12,7 +12,7 @@ own `explain`, the same call the round machine makes).
 
 from __future__ import annotations
 
-import json
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -32,12 +32,11 @@ STATE_WORDS: dict[str, str] = {
     "Fault": "Fault: call a supervisor",
     "Open_Shuffling": "Shuffling: wait for the shuffler",
     "Open_Betting": "Place your bets",
-    "Open_LockedOut": "No more bets: enter the 1-7 side wagers (if offered), count the chips, "
-    "NEXT; with the RNG, NEXT again activates it",
+    "Open_LockedOut": "No more bets",
     "Open_StartingPosition_Rng": "Drawing the starting position",
     "Open_StartingPosition_Dice": "Shake the dice (at least three times)",
     "Open_SideWagers": "1-7 side wagers: NEXT when settled",
-    "Open_Dealing": "Dealing",
+    "Open_Dealing": "Dealing the cards",
     "Open_Play": "Players set their hands: NEXT when all are set",
     "Open_Settlement": "Settling the progressive wagers",
     "Open_JackpotPending": "Jackpot! A supervisor must validate it",
@@ -53,7 +52,23 @@ FAULT_WORDS: dict[str, str] = {
     "DEVICE_STALLED": "a device made no progress",
     "DEVICE_OUTPUT": "a light, the display or a device could not be driven",
     "RNG_FAILURE": "the random number generator failed",
+    "SHOE_JAM": "the shoe jammed",
+    "SHOE_EMPTY": "the shoe is empty",
+    "SHOE_MISDEAL": "the shoe misdealt",
+    "SHUFFLER_JAM": "the shuffler jammed",
+    "LINK_TIMEOUT": "a device stopped answering",
+    "RESPONSE_TIMEOUT": "a device did not answer in time",
+    "PORT_LOST": "a device's cable or port was lost",
+    "LINE_NOISE": "noise on a device's line",
+    "PROTOCOL_ERROR": "a device answered what it should not",
+    "DEVICE_BUSY": "a device is busy",
+    "DEVICE_HARDWARE": "a device reports a hardware fault",
+    "DEVICE_REJECTED": "a device refused a command",
+    "COMMAND_NOT_DELIVERED": "a command did not reach its device",
+    "SOFTWARE_UNAPPROVED": "the software is not the approved one",
 }
+#: The serial protocol's message names a device's detail may start with (not for people).
+_WIRE = re.compile(r"^[A-Z]+_(REQ|RSP)(: ?)?")
 
 #: Fields of a journal entry that carry card identities (``dealt`` events): never on the page.
 CARD_FIELDS = frozenset({"stacks", "hands", "cards", "threes", "fours", "deck"})
@@ -96,24 +111,34 @@ def _without_cards(value: Any) -> Any:
 
 
 def entry_line(seq: int, ts_ms: int, round_id: int | None, etype: str, data: JSONDict) -> JSONDict:
-    """One journal entry as the page lists it: no card field, its effects by type, short."""
-    effects = data.get("effects") or []
-    facts = {k: v for k, v in data.items() if k != "effects"}
-    text = json.dumps(_without_cards(facts), separators=(",", ":"), sort_keys=True)
-    if text == "{}":
-        text = ""
+    """One journal entry as the page lists it, in words: what happened, who did it, what it
+    caused (pays, hits, faults, a refusal with its reason), never a card or raw JSON."""
+    effects = [e for e in data.get("effects") or [] if isinstance(e, Mapping)]
+    said = [
+        w
+        for w in (
+            effect_words(e)
+            for e in effects
+            if etype != "progressive_outcome" or e.get("type") != "outcome"
+        )
+        if w
+    ]
+    text = "; ".join(said)
     if len(text) > ENTRY_TEXT:
         text = text[: ENTRY_TEXT - 3] + "..."
-    kinds = [str(e.get("type")) for e in effects if isinstance(e, Mapping)]
-    shown = [k for k in kinds if k not in ("acceptors", "lights", "display")]
-    return {
+    line: JSONDict = {
         "seq": seq,
         "ts_ms": ts_ms,
         "round_id": round_id,
         "type": etype,
+        "words": _event_words(etype, _without_cards(data)),
+        "who": _who(data),
         "text": text,
-        "effects": shown,
     }
+    refused = refusal(etype, data)
+    if refused is not None:
+        line["refused"] = refused
+    return line
 
 
 def _seat_name(seat: int) -> str:
@@ -283,7 +308,7 @@ def frame(
                 {
                     "code": code,
                     "device": f.get("device"),
-                    "detail": f.get("detail"),
+                    "detail": _WIRE.sub("", reason_words(str(f.get("detail") or ""))),
                     "words": fault_words(code),
                 }
             )
@@ -321,9 +346,11 @@ def frame(
         "pending": thaw(rnd.get("pending") or []),
         "outcomes": thaw(rnd.get("outcomes") or {}),
         "start_number": rnd.get("start_number"),
+        "start_seat": rnd.get("start_seat"),
         "shakes": int(rnd.get("shakes", 0) or 0),
         "side_results": thaw(rnd.get("side_results")),
         "side_wager_offered": bool((config.get("side_wager") or {}).get("offered")),
+        "side_wager_odds": (config.get("side_wager") or {}).get("odds"),
         "side_bets": thaw(rnd.get("side_bets")),
         "counted": bool(rnd.get("counted")),
         "bank": thaw((view.get("bank") or {}).get("current")),
@@ -338,7 +365,400 @@ def frame(
         "card_reading_shoe": bool(config.get("card_reading_shoe")),
         "hands": hands,
         "entries": list(entries)[-ENTRY_LINES:],
+        "three_card_bonus": bool(config.get("three_card_bonus")),
+        "pai_gow": thaw(rnd.get("pai_gow")),
+        "stage": rnd.get("stage"),
+        "paid": [
+            {**thaw(p), "words": effect_words({"type": "pay", **thaw(p)})}
+            for p in rnd.get("paid") or []
+            if isinstance(p, Mapping)
+        ],
+        "next_step": next_step(state, rnd, config),
+        "panel": panel_hints(state, rnd, view),
+        "fault_interrupted": fault.get("interrupted") if isinstance(fault, Mapping) else None,
     }
+    for p in out["pending"]:
+        if isinstance(p, dict):
+            p["words"] = f"area {p.get('position')}: {line_words(p.get('line'))}"
     if extra:
         out.update(extra)
     return out
+
+
+# --------------------------------------------------------------------------- words for people
+
+#: Event types as the page lists them (a journal entry's first words).
+EVENT_WORDS: dict[str, str] = {
+    "power_up": "the controller started",
+    "table_opened": "table opened",
+    "table_closed": "table closed",
+    "maintenance_entered": "maintenance entered",
+    "maintenance_exited": "maintenance ended",
+    "shuffle_complete": "deck shuffled and counted",
+    "chip_detected": "chip in an acceptor",
+    "lockout_pressed": "lock-out pressed: no more bets",
+    "bank_accepted": "a player accepted the bank",
+    "bank_released": "the bank was released",
+    "pai_gow_wagers": "pai gow positions entered",
+    "chips_confirmed": "chip count confirmed",
+    "chips_resolved": "chip count resolved",
+    "side_wagers": "1-7 side wagers entered",
+    "rng_activated": "RNG activated",
+    "rng_drawn": "starting position drawn",
+    "rng_void": "draw voided",
+    "shake_detected": "dice shaken",
+    "shaker_lid": "shaker lid",
+    "lid_lifted_by_bank": "the bank lifted the shaker lid",
+    "dice_position_entered": "dice total entered",
+    "side_wagers_settled": "1-7 side wagers settled",
+    "three_card_settled": "three-card bonus settled",
+    "dealt": "cards dealt",
+    "play_complete": "play complete",
+    "progressive_outcome": "outcome entered",
+    "hit_validated": "hit validated",
+    "hit_voided": "hit voided",
+    "round_completed": "round complete",
+    "fault_raised": "fault",
+    "fault_cleared": "fault cleared",
+    "panel_next": "NEXT pressed",
+    "panel_void": "VOID pressed",
+    "supervisor_key": "key switch turned",
+    "key_holder": "key holder named",
+    "console_refused": "supervisor refused",
+    "config_changed": "configuration changed",
+    "config_pending": "configuration change waiting",
+    "meter_corrected": "meter corrected",
+    "light_test": "light test",
+    "display_test": "display test",
+    "training": "training",
+    "deadline": "time limit passed",
+    "device_recovered": "device recovered",
+    "floor_link": "floor link",
+    "floor_command": "floor command",
+    "link_state": "progressive link",
+    "link_hit_locked": "linked hit locked",
+}
+
+#: The controls of the page an event comes from (where its refusal is shown).
+EVENT_CONTROLS: dict[str, str] = {
+    "chip_detected": "chip",
+    "lockout_pressed": "lockout",
+    "panel_next": "next",
+    "panel_void": "void",
+    "supervisor_key": "key",
+    "shake_detected": "shake",
+    "dice_position_entered": "dice",
+    "progressive_outcome": "outcome",
+    "side_wagers": "side-wagers",
+    "pai_gow_wagers": "pai-gow",
+    "side_wagers_settled": "next",
+    "three_card_settled": "next",
+    "chips_confirmed": "next",
+    "rng_activated": "next",
+    "play_complete": "next",
+    "table_opened": "open",
+    "table_closed": "close",
+    "hit_validated": "validate-hit",
+    "hit_voided": "void-hit",
+    "fault_cleared": "clear-fault",
+    "rng_void": "void-draw",
+    "maintenance_entered": "maintenance",
+    "maintenance_exited": "maintenance",
+    "light_test": "light-test",
+    "display_test": "display-test",
+    "config_changed": "config-change",
+    "chips_resolved": "resolve-chips",
+    "meter_corrected": "meter-correct",
+}
+
+_UNTIMELY = re.compile(r"^(\w+) is not accepted in state (\w+)$")
+_RULE = re.compile(r"\b[a-z0-9_]+\.([a-z0-9_]+)\.rule\b")
+_STATE = re.compile(r"\bOpen_[A-Za-z_]+\b")
+
+
+def line_words(line: object) -> str:
+    """A pay-table line as people say it (``royal-flush`` -> ``royal flush``)."""
+    return str(line or "").replace("-", " ").replace("_", " ")
+
+
+def money(cents: object) -> str:
+    try:
+        value = int(cents)  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        return ""
+    sign = "-" if value < 0 else ""
+    return f"{sign}${abs(value) // 100:,}.{abs(value) % 100:02d}"
+
+
+def rule_words(rule: object) -> str:
+    """A house-way rule's name in words (``reference.one_pair.rule`` -> ``one pair``)."""
+    text = str(rule or "").split(":")[0]
+    m = _RULE.search(text)
+    if m:
+        return m.group(1).replace("_", " ")
+    return text.replace("_", " ")
+
+
+def reason_words(reason: str) -> str:
+    """A refusal's journaled reason with the machine's names put in words."""
+    m = _UNTIMELY.match(reason.strip())
+    if m:
+        etype, state = m.groups()
+        what = EVENT_WORDS.get(etype, etype.replace("_", " "))
+        return f"not now: {what} is not taken at \u201c{state_words(state)}\u201d"
+    text = _RULE.sub(lambda g: g.group(1).replace("_", " "), reason)
+    return _STATE.sub(lambda g: f"\u201c{state_words(g.group(0))}\u201d", text)
+
+
+def _who(data: Mapping[str, Any]) -> str:
+    who = data.get("supervisor") or data.get("by") or ""
+    via = data.get("via") or ""
+    if who == "panel-key":
+        who = "the supervisor key at the panel"
+    text = str(who)
+    if via and text:
+        text += f" (at the {'page' if via == 'web' else via})"
+    return text[:60]
+
+
+def _event_words(etype: str, data: Mapping[str, Any]) -> str:
+    base = EVENT_WORDS.get(etype, etype.replace("_", " "))
+    if etype == "chip_detected" and "position" in data:
+        return f"chip in area {data['position']}"
+    if etype == "shuffle_complete":
+        return f"deck shuffled and counted: {data.get('count')} cards"
+    if etype == "rng_drawn":
+        return f"starting position drawn: {data.get('value')}"
+    if etype == "dice_position_entered":
+        return f"dice total entered: {data.get('total')}"
+    if etype == "progressive_outcome":
+        line = data.get("line")
+        return f"area {data.get('position')}: " + (line_words(line) if line else "no win")
+    if etype == "side_wagers":
+        bets = data.get("bets") or []
+        if not bets:
+            return "no 1-7 side wagers placed"
+        parts = []
+        for b in bets:
+            if isinstance(b, Mapping):
+                where, on = b.get("position"), b.get("number")
+                parts.append(f"area {where} on {on} {money(b.get('cents'))}")
+        return "1-7 side wagers: " + ", ".join(parts)
+    if etype == "pai_gow_wagers":
+        return "pai gow positions: " + ", ".join(str(p) for p in data.get("positions") or [])
+    if etype == "dealt":
+        return f"cards dealt ({data.get('remaining')} left in the shoe)"
+    if etype in ("hit_validated", "hit_voided"):
+        return f"{base} at area {data.get('position')}"
+    if etype == "supervisor_key":
+        return "key switch " + ("on" if data.get("on") else "off")
+    if etype == "fault_raised":
+        return f"fault raised: {fault_words(str(data.get('code', '')))}"
+    if etype == "fault_cleared":
+        return "fault cleared, round voided" if data.get("void") else "fault cleared"
+    if etype == "console_refused":
+        return f"refused: {data.get('request', '')} ({data.get('reason', '')})"[:120]
+    if etype == "training":
+        action = str(data.get("action") or "")
+        if action == "practice_deal":
+            line, where = line_words(data.get("line")), data.get("position")
+            return f"training: practice hand {line} in area {where}"
+        if action == "fault_injected":
+            return f"training: fault injected ({line_words(data.get('fault'))})"
+        if action == "people":
+            return "training: a person plays " + (", ".join(data.get("people") or []) or "no role")
+        return "training: " + line_words(action)[:80]
+    return base
+
+
+def effect_words(effect: Mapping[str, Any]) -> str | None:
+    """What an effect means to people (None: nothing to say, e.g. the lights)."""
+    kind = effect.get("type")
+    if kind == "rejected":
+        return "REFUSED: " + reason_words(str(effect.get("reason", "")))
+    if kind == "pay":
+        source = "from the meter" if effect.get("from") == "meter" else "from the chip tray"
+        return (
+            f"pay area {effect.get('position')} {money(effect.get('cents'))} {source} "
+            f"({line_words(effect.get('line'))})"
+        )
+    if kind == "hit_pending":
+        return (
+            f"hit at area {effect.get('position')}: {line_words(effect.get('line'))}, "
+            "a supervisor validates it"
+        )
+    if kind == "fault":
+        detail = _WIRE.sub("", reason_words(str(effect.get("detail") or "")))
+        said = f"fault: {fault_words(str(effect.get('code', '')))}"
+        return said + (f" ({detail})" if detail else "")
+    if kind == "starting_position":
+        seat = effect.get("seat")
+        first = "the dealer" if seat == 0 else f"area {seat}"
+        return f"starting position {effect.get('number')}: the first stack goes to {first}"
+    if kind == "outcome" and effect.get("line"):
+        return f"area {effect.get('position')}: {line_words(effect.get('line'))}"
+    if kind == "round_summary":
+        return f"round {effect.get('round_id')} {effect.get('outcome')}"
+    if kind == "refund":
+        return f"refund area {effect.get('position')} {money(effect.get('cents'))}"
+    if kind == "side_wager_settled":
+        parts = []
+        for r in effect.get("results") or []:
+            if isinstance(r, Mapping):
+                won = int(r.get("payout_cents") or 0)
+                parts.append(
+                    f"area {r.get('position')} on {r.get('number')} "
+                    + (f"wins {money(won)}" if won else f"loses {money(r.get('cents'))}")
+                )
+        said = f"1-7 side wagers settled on {effect.get('number')}"
+        return said + (": " + ", ".join(parts) if parts else ": none placed")
+    if kind == "dealer_hand" and effect.get("rule"):
+        return f"dealer's hand set by the house way: {rule_words(effect.get('rule'))}"
+    if kind == "alert":
+        detail = _WIRE.sub("", reason_words(str(effect.get("detail", ""))))[:100]
+        return f"alert to the {effect.get('to')}: {detail}"
+    if kind == "round_voided":
+        return f"round {effect.get('round_id')} voided"
+    return None
+
+
+def refusal(etype: str, data: Mapping[str, Any]) -> JSONDict | None:
+    """The refusal in an entry (its ``rejected`` effect), with the control it came from."""
+    for effect in data.get("effects") or []:
+        if isinstance(effect, Mapping) and effect.get("type") == "rejected":
+            event = str(effect.get("event") or etype)
+            position = effect.get("position", data.get("position"))
+            return {
+                "event": event,
+                "control": EVENT_CONTROLS.get(event, ""),
+                "position": position if isinstance(position, int) else None,
+                "cause": effect.get("cause"),
+                "reason": reason_words(str(effect.get("reason", ""))),
+            }
+    return None
+
+
+def next_step(state: str, rnd: Mapping[str, Any], config: Mapping[str, Any]) -> str:
+    """The dealer's next step in the state, in a dealer's words (what the page asks for)."""
+    mode = str(config.get("start_mode") or "rng")
+    shoe = bool(config.get("card_reading_shoe"))
+    three = bool(config.get("three_card_bonus"))
+    side = bool((config.get("side_wager") or {}).get("offered"))
+    pending = rnd.get("pending") or []
+    if state == "Closed":
+        return "The table is closed: a supervisor opens it."
+    if state == "Maintenance":
+        return "Maintenance: only a supervisor acts."
+    if state == "Fault":
+        return "Stop play and call a supervisor: the fault must be fixed and cleared."
+    if state == "Open_Shuffling":
+        return "Wait: the shuffler is shuffling and counting the deck."
+    if state == "Open_Betting":
+        if three and rnd.get("pai_gow") is None:
+            return (
+                "Players place their bets. Enter the areas holding a pai gow wager, "
+                "then press the lock-out."
+            )
+        return "Players place their bets. Press the lock-out when betting is over."
+    if state == "Open_LockedOut":
+        if three and rnd.get("pai_gow") is None:
+            return "Enter the areas holding a pai gow wager."
+        if side and rnd.get("side_bets") is None:
+            return "Enter the 1-7 side wagers the players placed (or none)."
+        if not rnd.get("counted"):
+            return "Count the chips in the lit acceptors, then press NEXT to confirm the count."
+        if mode == "rng":
+            return "Press NEXT to draw the starting position."
+        return "Press NEXT to go on."
+    if state == "Open_StartingPosition_Rng":
+        return "Wait: the starting position is being drawn."
+    if state == "Open_StartingPosition_Dice":
+        shakes = int(rnd.get("shakes") or 0)
+        if shakes < 3:
+            return f"Shake the dice: {shakes} of at least 3 shakes done."
+        return "Read the three dice and enter their total (3 to 18)."
+    if state == "Open_SideWagers":
+        return (
+            f"Settle the 1-7 side wagers on {rnd.get('start_number')}: collect the losers, pay "
+            "the winners, then press NEXT to deal."
+        )
+    if state == "Open_Dealing":
+        if rnd.get("stage") == "three_dealt":
+            return "Settle the three-card bonus, then press NEXT to deal the four-card stacks."
+        return "Wait: the shoe is dealing."
+    if state == "Open_Play":
+        return "Players set their hands. When every hand is set, press NEXT."
+    if state == "Open_Settlement":
+        if shoe:
+            return "Wait: the progressive wagers are being settled from the cards read."
+        return "Enter each wagered area's progressive result: its pay-table line, or no win."
+    if state == "Open_JackpotPending":
+        if pending:
+            p = pending[0]
+            return (
+                f"Jackpot at area {p.get('position')} ({line_words(p.get('line'))}): "
+                "call a supervisor to check the hand and validate it."
+            )
+        return "Call a supervisor to validate the hit."
+    if state == "Open_RoundComplete":
+        return "Round complete: settle the main game and collect the cards."
+    return state_words(state)
+
+
+def panel_hints(state: str, rnd: Mapping[str, Any], view: Mapping[str, Any]) -> JSONDict:
+    """What a press of NEXT and of VOID does now (before it is pressed), and whether it is a
+    supervisor's irreversible step (the page then asks to confirm). The dealer panel's meanings
+    (fsm/round/plan_panel.py) in words."""
+    key = bool(view.get("supervisor_key"))
+    config: Mapping[str, Any] = view.get("config") or {}
+    pending = rnd.get("pending") or []
+    fault = view.get("fault") or {}
+    where = str(fault.get("interrupted") or "") if isinstance(fault, Mapping) else ""
+    nxt: tuple[str, bool, bool] | None = None  # words, a supervisor's step, irreversible
+    void: tuple[str, bool, bool] | None = None
+    if state == "Closed":
+        nxt = ("opens the table", True, False)
+    elif state == "Open_JackpotPending" and pending:
+        p = pending[0]
+        nxt = (
+            f"validates the hit at area {p.get('position')} ({line_words(p.get('line'))}): "
+            "it is paid now from the meter",
+            True,
+            True,
+        )
+        void = (f"voids the hit at area {p.get('position')}: it is not paid", True, True)
+    elif state == "Fault":
+        if where == "Open_Dealing":
+            nxt = ("clears the fault: the round is voided (it stopped while dealing)", True, True)
+        else:
+            nxt = (f"clears the fault: the round resumes at {state_words(where)}", True, False)
+        void = ("clears the fault and voids the round: wagers are refunded", True, True)
+    elif state == "Open_LockedOut":
+        if not rnd.get("counted"):
+            nxt = ("confirms the chip count", False, False)
+        else:
+            nxt = ("draws the starting position", False, False)
+    elif state == "Open_SideWagers":
+        nxt = ("ends the 1-7 side wagers: the shoe deals", False, False)
+        void = ("voids the draw: the starting position is drawn again", True, True)
+    elif state == "Open_Dealing" and rnd.get("stage") == "three_dealt":
+        nxt = ("ends the three-card bonus: the four-card stacks are dealt", False, False)
+    elif state == "Open_Play":
+        nxt = ("ends play: the progressive wagers are settled", False, False)
+    if state in ("Open_Betting", "Open_Shuffling"):
+        void = ("closes the table", True, True)
+
+    def word(hint: tuple[str, bool, bool] | None) -> JSONDict:
+        if hint is None:
+            return {"does": "nothing now", "ready": False, "confirm": False}
+        text, sup, irreversible = hint
+        if sup and not key:
+            return {
+                "does": f"{text} (needs the supervisor key switch on)",
+                "ready": False,
+                "confirm": False,
+            }
+        return {"does": text, "ready": True, "confirm": irreversible}
+
+    del config
+    return {"next": word(nxt), "void": word(void)}

@@ -100,6 +100,74 @@
     return i;
   }
 
+  // the trainee: name, score, streaks and a history of answers, kept in this browser
+  const trainee = { name: "", right: 0, asked: 0, streak: 0, best: 0, history: [] };
+  function loadTrainee(name) {
+    let saved = null;
+    try { saved = JSON.parse(localStorage.getItem("trainee:" + name) || "null"); } catch (e) { saved = null; }
+    Object.assign(trainee, { name, right: 0, asked: 0, streak: 0, best: 0, history: [] }, saved || {}, { name });
+    showScore();
+  }
+  function saveTrainee() {
+    try { localStorage.setItem("trainee:" + trainee.name, JSON.stringify(trainee)); } catch (e) { /* private mode */ }
+  }
+  function showScore() {
+    const box = $("drill-score");
+    if (!box) return;
+    const who = trainee.name || "trainee";
+    box.textContent = `${who}: ${trainee.right} right of ${trainee.asked}` +
+      ` · streak ${trainee.streak} (best ${trainee.best})`;
+    const ol = $("drill-history");
+    ol.replaceChildren(...trainee.history.slice(-10).reverse().map((h) => {
+      const li = document.createElement("li");
+      li.className = h.correct ? "good" : "bad";
+      li.textContent = `${h.time} ${h.kind}: ${h.correct ? "right" : "wrong"}`;
+      return li;
+    }));
+  }
+  function scored(kind, correct) {
+    trainee.asked += 1;
+    if (correct) { trainee.right += 1; trainee.streak += 1; trainee.best = Math.max(trainee.best, trainee.streak); }
+    else trainee.streak = 0;
+    trainee.history.push({ kind, correct, time: new Date().toLocaleTimeString("en-GB", { hour12: false }) });
+    trainee.history = trainee.history.slice(-50);
+    saveTrainee();
+    showScore();
+  }
+  (function traineeBox() {
+    const form = $("drill-form");
+    const label = document.createElement("label");
+    label.htmlFor = "trainee-name";
+    label.textContent = "Trainee";
+    const input = document.createElement("input");
+    input.id = "trainee-name"; input.autocomplete = "off";
+    try { input.value = localStorage.getItem("trainee") || ""; } catch (e) { /* private mode */ }
+    input.addEventListener("change", () => {
+      try { localStorage.setItem("trainee", input.value.trim()); } catch (e) { /* private mode */ }
+      loadTrainee(input.value.trim());
+    });
+    form.prepend(label, input);
+    const score = document.createElement("p");
+    score.id = "drill-score"; score.setAttribute("role", "status");
+    const hist = document.createElement("ol");
+    hist.id = "drill-history"; hist.setAttribute("aria-label", "the trainee's last answers");
+    $("drill-verdict").after(score, hist);
+    loadTrainee(input.value.trim());
+  })();
+
+  const suitName = { s: "spades", h: "hearts", d: "diamonds", c: "clubs" };
+  function cardButton(code) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.className = "card pick" + (/[dh]$/.test(code) ? " red" : "");
+    b.textContent = code.replace("T", "10");
+    b.dataset.card = code;
+    b.setAttribute("aria-pressed", "false");
+    const rank = code === "JK" ? "joker" : code.replace("T", "10").slice(0, -1) + " of " + suitName[code.slice(-1)];
+    b.setAttribute("aria-label", `${b.textContent}, ${rank}`);
+    return b;
+  }
+
   function show(d) {
     drill = d;
     const box = $("drill");
@@ -107,23 +175,52 @@
     $("drill-verdict").textContent = "";
     row(box, d.task);
     if (d.kind === "house-way") {
-      row(box, `cards: ${d.cards} (house way ${d.house_way})`).dataset.cards = d.cards;
-      row(box, "high (5):", field("high", "e.g. As Ad 9h 7s 5c"));
-      row(box, "low (2):", field("low", "e.g. Kh Kd"));
+      row(box, `house way ${d.house_way}: click the two cards of the low hand; the other five are the high hand`).dataset.cards = d.cards;
+      const hand = row(box, "");
+      hand.classList.add("cards");
+      const high = field("high", "high hand, e.g. As Ad 9h 7s 5c");
+      const low = field("low", "low hand, e.g. Kh Kd");
+      high.setAttribute("aria-label", "high hand (5 cards)");
+      low.setAttribute("aria-label", "low hand (2 cards)");
+      const codes = String(d.cards).split(/\s+/).filter(Boolean);
+      const sync = () => {
+        const picked = [...hand.querySelectorAll("button[aria-pressed=true]")].map((b) => b.dataset.card);
+        low.value = picked.join(" ");
+        high.value = codes.filter((c) => !picked.includes(c)).join(" ");
+      };
+      for (const c of codes) {
+        const b = cardButton(c);
+        b.addEventListener("click", () => {
+          const on = b.getAttribute("aria-pressed") === "true";
+          const picked = hand.querySelectorAll("button[aria-pressed=true]").length;
+          if (!on && picked >= 2) { $("drill-verdict").textContent = "The low hand has two cards: click one to put it back first."; $("drill-verdict").className = "bad"; return; }
+          b.setAttribute("aria-pressed", String(!on));
+          sync();
+        });
+        hand.appendChild(b);
+      }
+      row(box, "high (5):", high);
+      row(box, "low (2):", low);
     } else if (d.kind === "settle") {
       row(box, `dealer: ${d.dealer.high} / ${d.dealer.low}; ${d.vigorish}`);
       for (const p of d.players) {
         const sel = document.createElement("select");
         sel.name = `outcome-${p.position}`;
+        sel.setAttribute("aria-label", `area ${p.position}: result against the dealer`);
         for (const o of ["win", "push", "lose"]) {
           const opt = document.createElement("option"); opt.value = o; opt.textContent = o; sel.appendChild(opt);
         }
         const r = row(box, `area ${p.position}: ${p.high} / ${p.low}, wager ${money(p.wager_cents)}`, sel);
-        r.appendChild(field(`vig-${p.position}`, "vigorish $"));
+        r.dataset.position = p.position;
+        const vig = field(`vig-${p.position}`, "vigorish $");
+        vig.setAttribute("aria-label", `area ${p.position}: vigorish in dollars`);
+        r.appendChild(vig);
       }
     } else {
       row(box, `cards: ${d.cards}; meter ${money(d.meter_cents)}; wager ${money(d.wager_cents)}`);
-      row(box, "pay:", field("amount", "amount $"));
+      const amount = field("amount", "amount $");
+      amount.setAttribute("aria-label", "amount to pay in dollars");
+      row(box, "pay:", amount);
     }
     const check = document.createElement("button");
     check.type = "button"; check.id = "drill-check"; check.textContent = "Check";
@@ -151,9 +248,19 @@
     const res = await Page.post("/api/drill", { kind: drill.kind, number: drill.number, answer: answer() });
     const p = $("drill-verdict");
     if (!res.ok) { p.textContent = res.error; p.className = "bad"; return; }
+    // the verdict per area: each row marked right or wrong with the why
+    for (const s of res.seats || []) {
+      const r = $("drill").querySelector(`.row[data-position="${s.position}"]`);
+      if (!r) continue;
+      let v = r.querySelector(".verdict");
+      if (!v) { v = document.createElement("span"); v.className = "verdict"; r.appendChild(v); }
+      v.textContent = (s.correct ? "right: " : "wrong: ") + s.explanation;
+      v.className = "verdict " + (s.correct ? "good" : "bad");
+    }
     const lines = res.seats ? res.seats.map((s) => `area ${s.position}: ${s.explanation}`) : [res.explanation];
     p.textContent = (res.correct ? "Correct. " : "Not right. ") + lines.join(" | ");
     p.className = res.correct ? "good" : "bad";
+    if (drill.judged !== true) { drill.judged = true; scored(drill.kind, !!res.correct); }
   }
 
   $("drill-form").addEventListener("submit", async (ev) => {
