@@ -34,8 +34,8 @@ from controller.journal.tail import read_entries
 from controller.supervisor.requests import REQUESTS, RequestError, build_event
 from controller.web import view
 from controller.web.auth import COOKIE, Sessions
-from controller.web.config import WebSection
 from controller.web.feed import Hub
+from controller.web.web_config import WebSection
 from fsm.round.events import DicePositionEntered, ProgressiveOutcome
 
 log = logging.getLogger(__name__)
@@ -68,7 +68,8 @@ CATCH_UP = 200
 
 
 class Inputs:
-    """What the page may press on the simulated table (``controller.sim.table.MockPins``)."""
+    """What the page may press on the simulated table
+    (``controller.sim.simulated_table.MockPins``)."""
 
     def drop_chip(self, position: int) -> None: ...
 

@@ -10,9 +10,9 @@ factory (the header's GPIO chip found by its label) in ``factory``. Must never i
 
 from __future__ import annotations
 
-from drivers.gpio.config import PinConfig
 from drivers.gpio.factory import PinFactoryError, make_pin_factory
-from drivers.gpio.table import Table, build_gpio_table
+from drivers.gpio.gpio_table import Table, build_gpio_table
+from drivers.gpio.pins import PinConfig
 
 __all__ = [
     "PinConfig",
