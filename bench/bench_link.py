@@ -39,7 +39,7 @@ def _p99(values: list[float]) -> float:
 
 
 def _controller_cfg(tmp: Path, url: str, tables: dict[str, int], pool: str = "BENCH") -> Any:
-    from controller.link.config import load_controller_config
+    from controller.link.link_config import load_controller_config
 
     return load_controller_config(_controller_file(tmp, url, tables, pool))
 

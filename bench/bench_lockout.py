@@ -27,8 +27,8 @@ from pathlib import Path
 from gpiozero.pins.mock import MockFactory
 
 from controller.journal.store import Journal
-from drivers.gpio.config import PinConfig
-from drivers.gpio.table import build_gpio_table
+from drivers.gpio.gpio_table import build_gpio_table
+from drivers.gpio.pins import PinConfig
 from fsm.round.effects import Lights
 from fsm.round.events import Event
 

@@ -15,8 +15,8 @@ import time
 import tty
 
 from drivers.serial.frame import FrameParser, encode_frame
-from drivers.serial.link import LinkConfig
 from drivers.serial.port import LinkPort, PortConfig
+from drivers.serial.serial_link import LinkConfig
 from drivers.serial.shuffler import ReferenceShuffler, ShufflerConfig
 from drivers.sim.bench import SimulatedDevices
 from fsm.round.events import Event

@@ -31,8 +31,8 @@ from typing import Any
 
 from controller.config import SIMULATED_TABLE, load_config
 from controller.service.owner import Owner
-from controller.web.config import WebSection
 from controller.web.server import WebServer
+from controller.web.web_config import WebSection
 from fsm.round.effects import Effect
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine

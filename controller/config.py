@@ -9,7 +9,7 @@ validates its own section through its ``from_mapping``: ``[pins]`` -> ``drivers.
 ``[serial.shoe]`` and ``[serial.shuffler]`` -> ``drivers.serial`` ``ShoeConfig`` /
 ``ShufflerConfig`` (one ``DeviceConfig``). This module validates the sections no component owns
 (``[table]``, ``[sas]``, ``[journal]``, ``[console]``, ``[supervisors]``) and the device model. A
-section or key that nothing reads is refused; ``[web]`` -> ``controller.web.config.WebSection``
+section or key that nothing reads is refused; ``[web]`` -> ``controller.web.web_config.WebSection``
 (the page). Supervisor PINs are stored
 hashed with scrypt (`check_pin` verifies one); a plain PIN is an error.
 
@@ -32,10 +32,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
-from controller.floor.config import SasSection, parse_sas
-from controller.link.config import LinkSection
-from controller.web.config import WebSection
-from drivers.gpio.config import PinConfig
+from controller.floor.sas_config import SasSection, parse_sas
+from controller.link.link_config import LinkSection
+from controller.web.web_config import WebSection
+from drivers.gpio.pins import PinConfig
 from drivers.serial.adapter import DeviceConfig
 from drivers.serial.shoe import ShoeConfig
 from drivers.serial.shuffler import ShufflerConfig
@@ -214,7 +214,7 @@ class TableConfig:
     journal_seal_key: Path | None = None
     #: [web]: the table's page (controller/web)
     web: WebSection = field(default_factory=WebSection)
-    #: [link]: the linked progressive's pool and NATS servers (controller/link/config.py)
+    #: [link]: the linked progressive's pool and NATS servers (controller/link/link_config.py)
     link: LinkSection = field(default_factory=LinkSection)
 
     @property
@@ -403,7 +403,7 @@ def _parse_serial(raw: object, problems: list[str]) -> dict[str, SerialDevice]:
 
 
 def _parse_sas(raw: object, problems: list[str]) -> SasSection:
-    return parse_sas(raw, problems)  # controller/floor/config.py: every key of [sas]
+    return parse_sas(raw, problems)  # controller/floor/sas_config.py: every key of [sas]
 
 
 def _parse_journal_files(

@@ -8,8 +8,9 @@ from collections.abc import Iterator
 
 import pytest
 
-# The simulated shoe keeps its undealt cards in a private directory (controller/sim/table.py):
-# this session's own, not the user's ~/.local/state (subprocesses inherit it).
+# The simulated shoe keeps its undealt cards in a private directory
+# (controller/sim/simulated_table.py): this session's own, not the user's ~/.local/state
+# (subprocesses inherit it).
 os.environ.setdefault("PAIGOW_SIM_STATE", tempfile.mkdtemp(prefix="paigow-sim-state-"))
 
 

@@ -20,7 +20,7 @@ from test_owner import RecordingDevices, _owner
 from controller.journal.audit import connect_read_only
 from controller.journal.redact import HIDDEN, hide_cards
 from controller.sim.simulate import run_headless
-from controller.sim.table import deck_path_for, sim_state_dir
+from controller.sim.simulated_table import deck_path_for, sim_state_dir
 from fsm.round.events import Event
 from fsm.rules.cards import format_card
 

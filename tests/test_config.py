@@ -317,8 +317,8 @@ def test_example_config_shows_every_key_the_loaders_accept() -> None:
     """deploy/config.example.toml documents every key (set or commented) of every section."""
     import re
 
-    from drivers.gpio.config import PinConfig
-    from drivers.serial.link import LinkConfig
+    from drivers.gpio.pins import PinConfig
+    from drivers.serial.serial_link import LinkConfig
     from fsm.round.config import GameConfig, ProgressiveLevel
 
     text = EXAMPLE.read_text()

@@ -12,9 +12,9 @@ import itertools
 from test_serial_link import frames_of, started_pair
 
 from drivers.sas import codec
-from drivers.sas.link import BadFrame, PollReceived, SasLink
+from drivers.sas.sas_link import BadFrame, PollReceived, SasLink
 from drivers.serial.frame import FrameParser
-from drivers.serial.link import ACK, Delivered
+from drivers.serial.serial_link import ACK, Delivered
 
 PAYLOAD = b"\x01\x02\x03\x04\x05\x06\x07"
 

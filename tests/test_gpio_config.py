@@ -11,8 +11,8 @@ from gpiozero.pins.mock import MockFactory
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.gpio.config import PinConfig
-from drivers.gpio.table import build_gpio_table
+from drivers.gpio.gpio_table import build_gpio_table
+from drivers.gpio.pins import PinConfig
 
 
 def test_empty_section_gives_the_documented_defaults() -> None:

@@ -301,7 +301,7 @@ def test_active_low_outputs_light_on_a_low_pin_and_rest_high() -> None:
 
     from test_gpio_rig import DEFAULT_SEGMENT_PINS, SEGMENT_WIRING
 
-    from drivers.gpio.table import build_gpio_table
+    from drivers.gpio.gpio_table import build_gpio_table
 
     factory = MockFactory()
     pins = replace(SEGMENT_WIRING, output_polarity="active_low")

@@ -13,7 +13,6 @@ import pytest
 from gpiozero import Device
 from gpiozero.pins.mock import MockFactory
 
-from drivers.gpio.config import PinConfig
 from drivers.gpio.factory import (
     ChipInfo,
     PinFactoryError,
@@ -22,7 +21,8 @@ from drivers.gpio.factory import (
     list_gpio_chips,
     make_pin_factory,
 )
-from drivers.gpio.table import build_gpio_table
+from drivers.gpio.gpio_table import build_gpio_table
+from drivers.gpio.pins import PinConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 

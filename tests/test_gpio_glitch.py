@@ -20,7 +20,7 @@ from test_gpio_rig import (
 
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.filters import ManualTimers, StableFilter, TimerThread
-from drivers.gpio.table import Table, build_gpio_table
+from drivers.gpio.gpio_table import Table, build_gpio_table
 from fsm.round.events import Event
 
 WINDOW = 0.002  # the default glitch_filter_ms = 2

@@ -19,7 +19,7 @@ from test_gpio_rig import DEFAULT_SENSOR_PINS, LOCKOUT_PIN, NEXT_PIN, SEGMENT_WI
 from controller.cli import run as run_cli
 from drivers.gpio.devices import INPUT_FAULT, guarded
 from drivers.gpio.factory import ChipInfo, callback_thread_alive
-from drivers.gpio.table import build_gpio_table
+from drivers.gpio.gpio_table import build_gpio_table
 from fsm.round.events import Event
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from drivers.gpio.config import PinConfig
+from drivers.gpio.pins import PinConfig
 
 WIRING = Path(__file__).resolve().parents[1] / "docs" / "wiring.md"
 

@@ -13,8 +13,8 @@ from typing import Protocol
 
 from gpiozero.pins.mock import MockFactory
 
-from drivers.gpio.config import PinConfig
-from drivers.gpio.table import Table, build_gpio_table
+from drivers.gpio.gpio_table import Table, build_gpio_table
+from drivers.gpio.pins import PinConfig
 from fsm.round.events import Event
 
 # Segment pins a..g of the default wiring, read from docs/wiring.md, not from the code.

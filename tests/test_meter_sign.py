@@ -16,8 +16,8 @@ from gpiozero.pins.mock import MockFactory, MockSPIDevice
 
 from controller.service.meter_sign import SignReader, sign_levels
 from controller.service.owner import PublicSnapshot
-from drivers.gpio.config import PinConfig
 from drivers.gpio.font import SEGMENTS
+from drivers.gpio.gpio_table import build_gpio_table
 from drivers.gpio.max7219 import (
     DECODE_MODE,
     DIGIT0,
@@ -31,6 +31,7 @@ from drivers.gpio.max7219 import (
     Max7219MeterSign,
     SimulatedChain,
 )
+from drivers.gpio.pins import PinConfig
 from drivers.gpio.sign import (
     Cell,
     SignLevel,
@@ -40,7 +41,6 @@ from drivers.gpio.sign import (
     sign_texts,
     win_text,
 )
-from drivers.gpio.table import build_gpio_table
 from fsm.round.effects import Display
 from fsm.round.states import BETTING, JACKPOT_PENDING, LEAF_STATES
 

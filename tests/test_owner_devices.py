@@ -15,7 +15,7 @@ from controller.service.devices import TableDevices
 from drivers.gpio.devices import DebounceTimes
 from drivers.gpio.factory import make_pin_factory
 from drivers.gpio.font import SEGMENTS
-from drivers.gpio.table import build_gpio_table
+from drivers.gpio.gpio_table import build_gpio_table
 from drivers.serial.shoe import dealt
 from fsm.round import machine
 from fsm.round.effects import Acceptors, Dispense, Display, Lights, Shuffle

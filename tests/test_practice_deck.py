@@ -21,7 +21,7 @@ from controller.journal.audit import connect_read_only
 from controller.journal.store import Journal
 from controller.sim.practice import PracticeDeck, PracticeShoe
 from controller.sim.simulate import build_service, load_sim_config, play
-from controller.sim.table import PersistentDeck
+from controller.sim.simulated_table import PersistentDeck
 from drivers.serial import protocol
 from fsm.round.constants import AREAS
 from fsm.round.events import Event

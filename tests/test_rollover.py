@@ -17,15 +17,15 @@ import pytest
 from report_journals import TableDriver
 from web_support import launch, need_chromium
 
-from controller.floor.config import parse_sas
 from controller.floor.exceptions import FloorFold
 from controller.floor.responder import Responder
+from controller.floor.sas_config import parse_sas
 from controller.journal import reports
 from controller.journal.reports import JournalReader
 from controller.service.owner import PublicSnapshot
 from drivers.gpio.sign import SignLevel, amount_text, sign_texts
 from drivers.sas import codec
-from drivers.sas.link import Poll
+from drivers.sas.sas_link import Poll
 from fsm.configread import MAX_CENTS
 from fsm.round import GameConfig
 from fsm.round.config import ProgressiveLevel

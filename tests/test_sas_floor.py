@@ -15,14 +15,14 @@ from round_support import Table, of_type, rejection
 from sas_support import hit_config, make_owner, post
 
 from controller.config import load_config, parse_config
-from controller.floor.config import SasSection, parse_sas
 from controller.floor.exceptions import FloorFold
 from controller.floor.responder import Responder
+from controller.floor.sas_config import SasSection, parse_sas
 from controller.journal.format import Entry
 from controller.journal.tail import Committed
 from controller.service.owner import PublicSnapshot
 from drivers.sas import codec
-from drivers.sas.link import Poll
+from drivers.sas.sas_link import Poll
 from fsm.round.config import GameConfig
 from fsm.round.effects import (
     Acceptors,

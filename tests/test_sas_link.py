@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from drivers.sas import codec
-from drivers.sas.link import (
+from drivers.sas.sas_link import (
     Acked,
     BadFrame,
     Broadcast,

@@ -14,8 +14,8 @@ from pathlib import Path
 import serial
 
 from drivers.sas import codec
-from drivers.sas.link import PollReceived, SasEvent, SasLink
 from drivers.sas.port import SasPort, StreamTransport, UartTransport
+from drivers.sas.sas_link import PollReceived, SasEvent, SasLink
 from drivers.sas.wakeup import encode_marked
 from drivers.serial.port import PortConfig, next_backoff
 
@@ -118,8 +118,8 @@ def test_port_that_disappears_is_reopened_with_capped_backoff(tmp_path: Path) ->
 
 def test_a_pty_nobody_reads_never_blocks_the_port_thread() -> None:
     """Chirps with no host connected fill the pty; the stale input is dropped, never waited on."""
-    from drivers.sas.link import Tx
     from drivers.sas.port import PtyTransport
+    from drivers.sas.sas_link import Tx
 
     pty = PtyTransport()
     try:

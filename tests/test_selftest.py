@@ -14,11 +14,11 @@ from pathlib import Path
 from gpiozero.pins.mock import MockFactory
 
 from controller.cli.selftest import HardwareSelfTest
-from drivers.gpio.config import PinConfig
 from drivers.gpio.devices import DebounceTimes
+from drivers.gpio.gpio_table import build_gpio_table
 from drivers.gpio.max7219 import SimulatedChain
+from drivers.gpio.pins import PinConfig
 from drivers.gpio.sign import cells, draw
-from drivers.gpio.table import build_gpio_table
 
 ROOT = Path(__file__).resolve().parents[1]
 SIMULATED = ROOT / "controller" / "data" / "simulated-table.toml"

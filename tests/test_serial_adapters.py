@@ -16,8 +16,8 @@ import pytest
 
 from drivers.serial import faults, protocol
 from drivers.serial.fakes import FakeShoe, FakeShuffler
-from drivers.serial.link import LinkConfig
 from drivers.serial.port import LinkPort, PortConfig, next_backoff
+from drivers.serial.serial_link import LinkConfig
 from drivers.serial.shoe import ReferenceShoe, Shoe, ShoeConfig
 from drivers.serial.shuffler import Shuffler, ShufflerConfig
 from drivers.sim.deck import SimDeck

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from drivers.serial.frame import Frame, FrameParser, encode_frame
-from drivers.serial.link import (
+from drivers.serial.serial_link import (
     ACK,
     NAK,
     PING,

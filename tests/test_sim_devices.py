@@ -19,8 +19,8 @@ import pytest
 import serial
 
 from drivers.serial import faults
-from drivers.serial.link import LinkConfig
 from drivers.serial.port import LinkPort, PortConfig
+from drivers.serial.serial_link import LinkConfig
 from drivers.serial.shoe import ReferenceShoe, ShoeConfig
 from drivers.serial.shuffler import ReferenceShuffler, ShufflerConfig
 from drivers.sim.bench import SimulatedDevices, parse_fault_spec

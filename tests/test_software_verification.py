@@ -27,7 +27,7 @@ from test_web_server import Browser, Served, _serve
 from controller.cli import main
 from controller.lab import software
 from controller.service import selfcheck
-from controller.web.config import WebSection
+from controller.web.web_config import WebSection
 from fsm.round.machine import RoundMachine
 
 
@@ -250,11 +250,11 @@ def test_sas_21_with_an_approved_file_missing_is_not_answered_and_the_problem_jo
     times out), and the entry to journal names the file."""
     from types import MappingProxyType
 
-    from controller.floor.config import parse_sas
     from controller.floor.exceptions import FloorFold
     from controller.floor.responder import Responder
+    from controller.floor.sas_config import parse_sas
     from controller.service.owner import PublicSnapshot
-    from drivers.sas.link import Poll
+    from drivers.sas.sas_link import Poll
     from fsm.round import GameConfig
 
     approved[1].unlink()

@@ -25,8 +25,8 @@ from controller.console.server import request_line, send_request
 from controller.service.owner import Owner
 from controller.service.wiring import ConsoleAttachment
 from controller.supervisor.lockout import LOCKOUT_AFTER, REASON_LOCKED, REASON_WRONG
-from controller.web.config import WebSection
 from controller.web.server import WebServer
+from controller.web.web_config import WebSection
 from fsm.round.machine import RoundMachine
 
 PIN = "1234"  # the training supervisor "trainer" of controller/data/simulated-table.toml

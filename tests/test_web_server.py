@@ -23,10 +23,10 @@ from journal_support import journal_entries
 from controller.config import SIMULATED_TABLE, load_config
 from controller.service.owner import Owner
 from controller.supervisor.lockout import LOCKOUT_AFTER
-from controller.web.config import WebSection
 from controller.web.feed import Hub
 from controller.web.server import WebServer
 from controller.web.view import Hands, entry_line
+from controller.web.web_config import WebSection
 from fsm.round.effects import Effect
 from fsm.round.events import Event
 from fsm.round.machine import RoundMachine

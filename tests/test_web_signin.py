@@ -62,8 +62,8 @@ def test_the_simulated_table_s_inputs_answer_loopback_clients_only_unless_asked(
     the page listened for. Only a client on this machine now (``[web] remote_inputs`` opens it);
     a test server may only listen on loopback, so the address rule is checked as the handler
     applies it, and a loopback client's press in tests/test_web_server.py."""
-    from controller.web.config import WebSection
     from controller.web.routes import _loopback
+    from controller.web.web_config import WebSection
 
     for address in ("127.0.0.1", "127.8.0.3", "::1", "::ffff:127.0.0.1"):
         assert _loopback(address), address

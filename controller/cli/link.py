@@ -30,7 +30,7 @@ def register(sub: Any) -> None:
 
 def run_serve(args: argparse.Namespace) -> int:
     from controller.journal.format import JournalError
-    from controller.link.config import load_controller_config
+    from controller.link.link_config import load_controller_config
     from controller.link.service import SelfCheckFailed, serve
     from fsm.configread import ConfigValueError
 

@@ -103,7 +103,7 @@ class Figures:
 
 
 class HardwareSelfTest:
-    """The steps of the self-test over one GPIO table (``drivers.gpio.table.Table``) built with
+    """The steps of the self-test over one GPIO table (``drivers.gpio.gpio_table.Table``) built with
     :meth:`post` as its input callback."""
 
     def __init__(
@@ -238,8 +238,8 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         list_gpio_chips,
         make_pin_factory,
     )
+    from drivers.gpio.gpio_table import build_gpio_table
     from drivers.gpio.max7219 import SimulatedChain
-    from drivers.gpio.table import build_gpio_table
 
     out = out or sys.stdout
     try:

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from controller.floor.config import SasSection
 from controller.floor.exceptions import FloorFold
 from controller.floor.meters import (
     CANCELLED,
@@ -28,9 +27,10 @@ from controller.floor.meters import (
     meter_value,
     value_or_zero,
 )
+from controller.floor.sas_config import SasSection
 from controller.service.owner import PublicSnapshot
 from drivers.sas import codec
-from drivers.sas.link import Poll
+from drivers.sas.sas_link import Poll
 from fsm.round.config import GameConfig
 from fsm.round.events import FloorCommand, FloorCommandName, SoftwareVerified
 

@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.floor.bound import CommandBound
-from controller.floor.config import SasSection
 from controller.floor.exceptions import FloorFold, Queued
 from controller.floor.framelog import FrameLog, log_path_for
 from controller.floor.responder import Responder
+from controller.floor.sas_config import SasSection
 from controller.journal.tail import Committed, JournalTail, Subscription
 from controller.service.owner import PublicSnapshot
-from drivers.sas.link import (
+from drivers.sas.port import PtyTransport, SasPort, SasTransport, StreamTransport, UartTransport
+from drivers.sas.sas_link import (
     Acked,
     BadFrame,
     Broadcast,
@@ -44,7 +45,6 @@ from drivers.sas.link import (
     SasLink,
     Tx,
 )
-from drivers.sas.port import PtyTransport, SasPort, SasTransport, StreamTransport, UartTransport
 from fsm.round.config import GameConfig
 from fsm.round.events import Event, EventRecord, FloorCommand
 from fsm.round.events import FloorLink as FloorLinkEvent

@@ -38,7 +38,7 @@ from typing import Any
 from controller.journal.anchor import load_key
 from controller.journal.format import JSON, Entry
 from controller.journal.store import Journal
-from controller.link.config import ControllerConfig
+from controller.link.link_config import ControllerConfig
 from controller.link.messages import (
     ASSET_HEADER,
     KV_BUCKET,

@@ -26,7 +26,7 @@ from typing import TextIO
 
 from controller.config import SIMULATED_TABLE
 from controller.journal.audit import connect_read_only
-from controller.link.config import load_controller_config
+from controller.link.link_config import load_controller_config
 from controller.sim.faults import parse_faults
 
 LINK_FAULTS = ("link-down", "nats-down")

@@ -1,12 +1,12 @@
 """The glue between the round's effects and the table's devices, both ways.
 
-Outputs: `TableDevices.apply` takes one committed effect (a typed record of
-``fsm.round.effects``) from the owner thread and drives the device that shows or does it:
-``lights`` / ``display`` to the GPIO table (``drivers.gpio.table``, which speaks the round's own
-vocabulary, ``fsm.round.vocabulary``: nothing is translated), ``shuffle`` to the shuffler,
-``dispense`` to the shoe, ``acceptors`` remembered (the machine refuses chips when disarmed),
-``alert`` and the money effects to a notice callback (status line, floor system). It depends only
-on the small interfaces below, so the real drivers, the pty simulators and the test fakes fit.
+Outputs: `TableDevices.apply` takes one committed effect (a typed record of ``fsm.round.effects``)
+from the owner thread and drives the device that shows or does it: ``lights`` / ``display`` to the
+GPIO table (``drivers.gpio.gpio_table``, which speaks the round's own vocabulary,
+``fsm.round.vocabulary``: nothing is translated), ``shuffle`` to the shuffler, ``dispense`` to the
+shoe, ``acceptors`` remembered (the machine refuses chips when disarmed), ``alert`` and the money
+effects to a notice callback (status line, floor system). It depends only on the small interfaces
+below, so the real drivers, the pty simulators and the test fakes fit.
 
 Inputs: every driver builds the round's own typed events (fsm/round/events.py: the shuffler's
 ``shuffle_complete``, the shoe's ``dealt``, the GPIO inputs' ``chip_detected`` ...); `InputPort`
@@ -36,7 +36,7 @@ NOTICE_EFFECTS = frozenset(EFFECTS) - DEVICE_EFFECTS - {"post", "draw_rng"}
 
 
 class GpioTable(Protocol):
-    """``drivers.gpio.table.Table``: applies lights/display effects in its own vocabulary."""
+    """``drivers.gpio.gpio_table.Table``: applies lights/display effects in its own vocabulary."""
 
     def apply(self, effect: Effect) -> bool: ...
 

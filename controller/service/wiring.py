@@ -41,14 +41,14 @@ from controller.config import TableConfig
 from controller.console.server import ConsoleServer
 from controller.floor.service import start_floor
 from controller.journal.lock import owner_journal_options
-from controller.link.table import PoolOverlay, TableLink
+from controller.link.table_link import PoolOverlay, TableLink
 from controller.service.devices import InputPort, Notice, TableDevices
 from controller.service.meter_sign import SignReader
 from controller.service.owner import NowMs, Owner, utc_now_ms
 from controller.service.rng import DrawSource, draw_position
 from controller.supervisor.lockout import release_book, shared_book
 from drivers.gpio.devices import DebounceTimes
-from drivers.gpio.table import build_gpio_table
+from drivers.gpio.gpio_table import build_gpio_table
 from drivers.serial.shoe import ReferenceShoe, Shoe
 from drivers.serial.shuffler import ReferenceShuffler, Shuffler
 from fsm.round.events import LinkState
@@ -330,7 +330,7 @@ class SignAttachment:
 
 
 class LinkAttachment:
-    """The linked progressive's shipper and pool client (`controller.link.table.TableLink`):
+    """The linked progressive's shipper and pool client (`controller.link.table_link.TableLink`):
     attached by `wire` when the configuration has ``[link]`` (docs/link.md)."""
 
     name = "link"

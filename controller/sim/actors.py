@@ -137,7 +137,7 @@ class Practice(Protocol):
 
 
 class Pins(Protocol):
-    """What the director needs of `controller.sim.table.MockPins`."""
+    """What the director needs of `controller.sim.simulated_table.MockPins`."""
 
     def drop_chip(self, position: int) -> None: ...
 

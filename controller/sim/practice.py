@@ -239,7 +239,7 @@ def round_voided(db: Path, round_id: int) -> bool | None:
 class PracticeShoe(ShoeSim):
     """The simulated shoe with the practice deck: before a dispense it arranges the armed
     practice hand into the stack of the requested area (``deck`` must offer ``rearrange``,
-    `controller.sim.table.PersistentDeck`)."""
+    `controller.sim.simulated_table.PersistentDeck`)."""
 
     def __init__(
         self,

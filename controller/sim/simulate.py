@@ -45,7 +45,7 @@ from controller.sim.commands import TrainerConsole
 from controller.sim.faults import FaultPlan, parse_faults
 from controller.sim.narrate import Narrator
 from controller.sim.practice import PracticeDeck, PracticeShoe
-from controller.sim.table import (
+from controller.sim.simulated_table import (
     MockPins,
     PersistentDeck,
     PtyFaults,

@@ -36,8 +36,8 @@ from controller.supervisor.gate import SUPERVISOR_ID_RULE, valid_supervisor_id
 from controller.supervisor.requests import REQUESTS, RequestError, build_event
 from controller.web import view
 from controller.web.auth import COOKIE, Sessions
-from controller.web.config import WebSection
 from controller.web.feed import Hub
+from controller.web.web_config import WebSection
 from fsm.round.events import DicePositionEntered, PaiGowWagers, ProgressiveOutcome, SideWagers
 
 log = logging.getLogger(__name__)
@@ -71,7 +71,8 @@ CATCH_UP = 200
 
 
 class Inputs:
-    """What the page may press on the simulated table (``controller.sim.table.MockPins``)."""
+    """What the page may press on the simulated table
+    (``controller.sim.simulated_table.MockPins``)."""
 
     def drop_chip(self, position: int) -> None: ...
 

@@ -24,13 +24,13 @@ from tornado.ioloop import IOLoop
 from controller.supervisor.gate import PinGate
 from controller.supervisor.lockout import LockoutBook, release_book, shared_book
 from controller.web.auth import Sessions
-from controller.web.config import WebSection
 from controller.web.feed import Feed, Hub
 from controller.web.manager import routes as manager_routes
 from controller.web.routes import Page, make_app
 from controller.web.training import frame_extra
 from controller.web.training import routes as training_routes
 from controller.web.verify import routes as verify_routes
+from controller.web.web_config import WebSection
 
 log = logging.getLogger(__name__)
 

@@ -14,17 +14,17 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from drivers.gpio.config import PinConfig
     from drivers.gpio.factory import PinFactoryError, make_pin_factory
-    from drivers.gpio.table import Table, build_gpio_table
+    from drivers.gpio.gpio_table import Table, build_gpio_table
+    from drivers.gpio.pins import PinConfig
 
-# Imported when first used (PEP 562): reading the pin plan (``drivers.gpio.config``, which
+# Imported when first used (PEP 562): reading the pin plan (``drivers.gpio.pins``, which
 # ``tablectl config check`` needs) must not import gpiozero and every device.
 _EXPORTS = {
-    "PinConfig": "drivers.gpio.config",
+    "PinConfig": "drivers.gpio.pins",
     "PinFactoryError": "drivers.gpio.factory",
-    "Table": "drivers.gpio.table",
-    "build_gpio_table": "drivers.gpio.table",
+    "Table": "drivers.gpio.gpio_table",
+    "build_gpio_table": "drivers.gpio.gpio_table",
     "make_pin_factory": "drivers.gpio.factory",
 }
 

@@ -32,7 +32,7 @@ from typing import Any, Protocol
 
 import serial
 
-from drivers.sas.link import SasEvent, SasLink, Tx
+from drivers.sas.sas_link import SasEvent, SasLink, Tx
 from drivers.sas.wakeup import ParmrkDecoder, set_space_parity, write_with_wakeup
 from drivers.serial.port import PortConfig, next_backoff
 

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from typing import ClassVar, Self
 
 from drivers.serial import faults, protocol
-from drivers.serial.link import (
+from drivers.serial.noise import NoiseConfig, NoiseRate, noise_total
+from drivers.serial.port import PortConfig, Transport
+from drivers.serial.serial_link import (
     Acked,
     Delivered,
     LinkConfig,
@@ -25,8 +27,6 @@ from drivers.serial.link import (
     PeerSynced,
     SendFailed,
 )
-from drivers.serial.noise import NoiseConfig, NoiseRate, noise_total
-from drivers.serial.port import PortConfig, Transport
 from fsm.configread import Reader
 from fsm.round.events import JSON, DeviceRecovered, Event, FaultRaised
 

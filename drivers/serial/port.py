@@ -18,7 +18,7 @@ from typing import Any, Protocol
 
 import serial
 
-from drivers.serial.link import Link, LinkConfig, LinkEvent
+from drivers.serial.serial_link import Link, LinkConfig, LinkEvent
 from fsm.configread import Reader
 
 

@@ -22,7 +22,7 @@ import time
 import tty
 from typing import Protocol
 
-from drivers.serial.link import Delivered, Link, LinkConfig
+from drivers.serial.serial_link import Delivered, Link, LinkConfig
 
 DEVICE_LINK = LinkConfig(
     ack_timeout=0.05, max_retries=4, heartbeat_interval=None, silence_timeout=None, idle_flush=0.02

@@ -167,7 +167,7 @@ class InProcessController:
         self.thread: Any = None
 
     def start(self) -> None:
-        from controller.link.config import load_controller_config
+        from controller.link.link_config import load_controller_config
         from controller.link.service import ControllerThread
 
         self.thread = ControllerThread(load_controller_config(self.config))

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from controller.config import SIMULATED_TABLE, ConfigError, parse_config
-from controller.link.config import ControllerConfig
+from controller.link.link_config import ControllerConfig
 from fsm.configread import ConfigValueError
 
 

@@ -15,7 +15,7 @@ from link_support import InProcessController, NatsServer, controller_toml, wait_
 
 from controller.journal.audit import connect_read_only
 from controller.journal.format import Entry, JournalError, StorageFault, canonical_json, entry_hash
-from controller.link.config import load_controller_config
+from controller.link.link_config import load_controller_config
 from controller.link.messages import encode_entry, headers_for, journal_subject
 from controller.link.service import PoolJournal
 

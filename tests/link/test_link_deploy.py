@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from link_support import ROOT
 
-from controller.link.config import load_controller_config
+from controller.link.link_config import load_controller_config
 from controller.link.security import nats_server_conf, table_permissions
 
 UNIT = ROOT / "systemd" / "paigow-link.service"

@@ -81,7 +81,7 @@ def test_pool_meter_equals_contributions_less_payouts_in_every_journal(
             what="the pool holds every contribution",
         )
     # what the table's display shows of the linked level is the pool's value, not its own meter
-    from controller.link.table import PoolOverlay
+    from controller.link.table_link import PoolOverlay
     from controller.web.view import frame
 
     for t in made:

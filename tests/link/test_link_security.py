@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from link_support import InProcessController, LinkedTable, NatsServer, controller_toml, wait_for
 
-from controller.link.config import Connection
+from controller.link.link_config import Connection
 from controller.link.security import nats_server_conf
 
 

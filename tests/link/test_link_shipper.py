@@ -23,7 +23,7 @@ from controller.link.messages import (
     check_next,
     decode_entry,
 )
-from controller.link.table import read_cursor, write_cursor
+from controller.link.table_link import read_cursor, write_cursor
 
 
 async def _stream(url: str, create: bool = False) -> list[Any]:

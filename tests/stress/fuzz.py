@@ -11,7 +11,7 @@ by a device-side `Link`. Three kinds of frame:
   raises and posts nothing but `fault_raised` (a protocol error is a journaled fault, never a
   crash) or the events its protocol defines.
 
-SAS: the gaming-machine link of `drivers.sas.link` with the mutations of tests/test_sas_link.py
+SAS: the gaming-machine link of `drivers.sas.sas_link` with the mutations of tests/test_sas_link.py
 (a valid poll with a flipped bit; random bytes that cannot start a message): no exception, no
 poll delivered, nothing sent but NACKs, the link's state unchanged; and random bytes of every kind
 (no exception). Pure computation: no I/O, no sleep.
@@ -25,11 +25,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from drivers.sas.link import BadFrame, SasLink
+from drivers.sas.sas_link import BadFrame, SasLink
 from drivers.serial import protocol
 from drivers.serial.frame import SOF, encode_frame
-from drivers.serial.link import Delivered, Link, LinkConfig
 from drivers.serial.noise import NoiseConfig
+from drivers.serial.serial_link import Delivered, Link, LinkConfig
 from drivers.serial.shoe import ReferenceShoe, ShoeConfig
 from drivers.serial.shuffler import ReferenceShuffler, ShufflerConfig
 from fsm.round.events import Event

@@ -38,7 +38,7 @@ from typing import Any, Protocol
 
 from controller.journal.format import Entry
 from controller.journal.tail import Committed, JournalTail, Subscription
-from controller.link.config import LinkSection
+from controller.link.link_config import LinkSection
 from controller.link.messages import (
     KV_BUCKET,
     carries_cards,

@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from drivers.gpio.config import ACCEPTOR_COUNT, PinConfig
 from drivers.gpio.devices import (
     DebounceTimes,
     GpioAcceptors,
@@ -46,6 +45,7 @@ from drivers.gpio.max7219 import (
     SpiBus,
     open_spi,
 )
+from drivers.gpio.pins import ACCEPTOR_COUNT, PinConfig
 from fsm.round.effects import Display, Effect, Lights
 from fsm.round.events import Event, ShakerLid, SupervisorKey
 from fsm.round.vocabulary import BLANK, FAULT

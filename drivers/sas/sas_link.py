@@ -1,12 +1,12 @@
 """The SAS link layer, gaming-machine side: framing, CRC check, NACK, implied acknowledgement,
 chirp and link-down detection, over the codec of ``codec``.
 
-Sans-I/O like ``drivers.serial.link``: received bytes go in with ``receive`` (a byte stream, framed
-by context) or ``receive_marked`` (bytes with their wakeup bit, from the 9-bit UART); time passes
-with ``poll(now)``; what to write comes out of ``take_output()`` (chunks with their wakeup bit)
-and what happened out of ``take_events()``. ``now`` is the caller's monotonic clock in seconds.
-A `PollReceived` is answered by the caller with ``answer(poll, frame_or_None, now)`` at once.
-This module must never touch a port, a thread or a clock, nor know what a meter means.
+Sans-I/O like ``drivers.serial.serial_link``: received bytes go in with ``receive`` (a byte stream,
+framed by context) or ``receive_marked`` (bytes with their wakeup bit, from the 9-bit UART); time
+passes with ``poll(now)``; what to write comes out of ``take_output()`` (chunks with their wakeup
+bit) and what happened out of ``take_events()``. ``now`` is the caller's monotonic clock in seconds.
+A `PollReceived` is answered by the caller with ``answer(poll, frame_or_None, now)`` at once. This
+module must never touch a port, a thread or a clock, nor know what a meter means.
 
 Rules (reference/sas.md, docs/sas.md):
 - A host message starts with the wakeup bit (UART) or, on a byte stream, at an idle line with a

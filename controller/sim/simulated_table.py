@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from controller.sim.faults import FaultPlan
-from drivers.gpio.config import PinConfig
+from drivers.gpio.pins import PinConfig
 from drivers.sim.deck import SimDeck as _DriverDeck
 from fsm.round.events import Event
 
