@@ -50,7 +50,9 @@ class Devices:
         pass
 
 
-def make_owner(config: TableConfig, db: Path) -> Owner:
+def make_owner(config: TableConfig, db: Path, *, training: bool = False) -> Owner:
+    """An owner of ``config``'s table on ``db`` (``training``: the simulated training table's
+    owner, whose journal `tablectl simulate` may resume; a live journal it refuses)."""
     game = config.game
 
     def machine(snapshot: Any) -> RoundMachine:
@@ -64,6 +66,7 @@ def make_owner(config: TableConfig, db: Path) -> Owner:
         table_id=config.table.id,
         software_hash=lambda: "f" * 64,
         storage_check=lambda p: [],
+        training=training,
     )
 
 

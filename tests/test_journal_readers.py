@@ -20,8 +20,8 @@ import sys
 from pathlib import Path
 
 from report_journals import TableDriver, standard_journal
-from test_journal_seals import _pay_entry, _reforge
-from test_journal_storage import _rewrite_with_recomputed_hashes
+from test_journal_seals import _reforge
+from test_journal_storage import _pay_entry, _rewrite_with_recomputed_hashes
 
 from controller.config import SIMULATED_TABLE, load_config
 from controller.journal.audit import verify

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from journal_support import journal_entries
 from report_journals import TableDriver, standard_journal
+from test_journal_storage import _pay_entry
 
 from controller.journal.anchor import default_anchor_path
 from controller.journal.audit import verify
@@ -67,14 +68,6 @@ def _key_at(vk: bytes, seq: int) -> bytes:
     for _ in range(seq - 1):
         key = evolve(key)
     return key
-
-
-def _pay_entry(db: Path) -> tuple[int, int]:
-    for seq, _, data in journal_entries(db):
-        for effect in data.get("effects", []):
-            if effect.get("type") == "pay" and effect.get("from") == "meter":
-                return seq, int(effect["cents"])
-    raise AssertionError("no meter pay in the standard journal")
 
 
 def _reforge(

@@ -313,7 +313,7 @@ sys.path.insert(0, {root!r})
 sys.path.insert(0, {root!r} + "/tests")
 from sas_support import make_owner, drive_to_hit, load
 cfg = load(Path({cfg!r}))
-owner = make_owner(cfg, Path({db!r}))
+owner = make_owner(cfg, Path({db!r}), training=True)  # the simulated table, killed
 owner.start()
 drive_to_hit(owner)
 print("hit", flush=True)
