@@ -37,9 +37,10 @@ def test_every_device_fault_code_is_documented() -> None:
 def test_every_fault_code_raised_by_the_controller_is_documented() -> None:
     root = Path(__file__).parents[1]
     raised: set[str] = set()
-    for path in [*root.glob("controller/**/*.py"), *root.glob("fsm/round/*.py")]:
+    for path in [*root.glob("controller/**/*.py"), *root.glob("fsm/round/**/*.py")]:
         text = path.read_text()
         raised |= set(re.findall(r'"code": "([A-Z_]+)"', text))
+        raised |= set(re.findall(r'\bcode="([A-Z_]+)"', text))  # a typed record's field
         raised |= set(re.findall(r'Alert\(\s*"\w+",\s*"([A-Z_]+)"', text))
     assert raised, "expected the controller to raise some fault codes"
     for code in raised:

@@ -27,6 +27,7 @@ ARGS: dict[str, list[str]] = {
     "maintenance": ["enter"],
     "config-change": ["rounds_per_shuffle=2"],
     "meter-correct": ["progressive", "display", "100", "reason"],
+    "verify-software": ["c0ffee"],
 }
 
 
