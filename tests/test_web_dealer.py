@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from web_support import Axe, SimProcess, journal_rows, launch, need_chromium, picture
+from web_support import Axe, SimProcess, closed_table, journal_rows, launch, need_chromium, picture
 
 from controller.config import SIMULATED_TABLE
 
@@ -289,7 +289,7 @@ def test_each_refusal_appears_in_words_at_its_control_ny_5324_41_k2(
     axe = Axe()
     try:
         page = _page(browser, sim)
-        _state(page, "Closed")
+        closed_table(page)
         axe.check(page, "Closed")
         # the table is closed: the panel's NEXT needs the key; a chip is not taken
         page.click("#do-next")

@@ -28,7 +28,17 @@ from typing import Any
 
 import pytest
 from sas_support import HIT_LINE, bcd_value, hit_config, host, journal_meters
-from web_support import ROOT, TABLECTL, Axe, SimProcess, card_leaks, launch, need_chromium, picture
+from web_support import (
+    ROOT,
+    TABLECTL,
+    Axe,
+    SimProcess,
+    card_leaks,
+    closed_table,
+    launch,
+    need_chromium,
+    picture,
+)
 
 pytestmark = [pytest.mark.xdist_group("browser"), pytest.mark.timeout(300)]
 
@@ -89,7 +99,7 @@ def test_a_full_round_played_by_clicking_with_a_jackpot_validated_by_pin(tmp_pat
             axe = Axe()
             _collect(page, frames)
             page.goto(sim.url)
-            _state(page, "Closed")
+            closed_table(page)
             assert _attr(page, "#display", "data-glyph") == " "
             # a wrong PIN is refused (and journaled), the right one signs in
             page.fill("#sup-id", "trainer")

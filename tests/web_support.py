@@ -182,3 +182,31 @@ def picture(page: Any, name: str, tmp: Path) -> None:
     if os.environ.get("PAGE_PICTURES") == "1" or not target.exists():
         PICTURES.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(shot, target)
+
+
+def closed_table(page: Any, pin: str = "1234", timeout_s: float = 60.0) -> None:
+    """Wait for the simulated table to show Closed. On a machine loaded enough that a simulated
+    device stays silent past its link's ``silence_timeout`` (3 s) the table starts in Fault
+    (``LINK_TIMEOUT``) and, with no scripted supervisor, stays there: the trainer signs in at
+    the page, clears the fault once the device answers again (confirmed, as the page asks) and
+    signs out, so the test starts from Closed as it means to."""
+    end = time.monotonic() + timeout_s
+    page.wait_for_selector(
+        '#state-words[data-state="Closed"], #state-words[data-state="Fault"]',
+        timeout=int(timeout_s * 1000),
+    )
+    if page.get_attribute("#state-words", "data-state") == "Closed":
+        return
+    page.fill("#sup-id", "trainer")
+    page.fill("#sup-pin", pin)
+    page.click("#login-btn")
+    page.wait_for_selector("#signed-in:not([hidden])", timeout=10_000)
+    while page.get_attribute("#state-words", "data-state") == "Fault":
+        assert time.monotonic() < end, "the table stayed in Fault"
+        page.click("#actions button:has-text('Clear the fault')")
+        page.click("#confirm-yes")
+        page.wait_for_timeout(500)
+    page.wait_for_selector('#state-words[data-state="Closed"]', timeout=10_000)
+    page.click("#logout-btn")
+    page.wait_for_selector("#login-form:not([hidden])", timeout=10_000)
+    page.fill("#sup-id", "")
