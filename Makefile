@@ -6,13 +6,16 @@
 # make system-deps - (root) the Debian packages the tests use as real parts
 # make lock  - regenerate deploy/requirements.lock (hashes of every runtime dependency, uv)
 # make wheelhouse - the locked wheels for a Pi (aarch64, Python 3.11) in build/wheelhouse
+# make pi-vm - (root) the table on an arm64 Raspberry Pi stand-in VM (QEMU TCG, gpio-sim, systemd
+#              as PID 1, deploy/install.sh for real, USB serial): build it (cached by content in
+#              /var/cache/paigow-pi-vm), then run tests/pi against it
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 LOCK   := deploy/requirements.lock
 
-.PHONY: run test lint typecheck pytest bench clean system-deps lock wheelhouse stress stress-short
+.PHONY: run test lint typecheck pytest bench clean system-deps lock wheelhouse stress stress-short pi-vm
 
 RUNTIME := $(VENV)/.runtime
 
@@ -62,6 +65,10 @@ stress: $(STAMP)
 
 stress-short: $(STAMP)
 	$(BIN)/python -m tests.stress --scale 0.1
+
+pi-vm: $(STAMP)
+	PYTHON=$(CURDIR)/$(BIN)/python bash deploy/pi-vm/build.sh
+	$(BIN)/pytest -p no:xdist -p no:cacheprovider -m pi_vm tests/pi
 
 system-deps:
 	bash .ci/system-deps
