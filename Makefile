@@ -68,7 +68,7 @@ stress-short: $(STAMP)
 
 pi-vm: $(STAMP)
 	PYTHON=$(CURDIR)/$(BIN)/python bash deploy/pi-vm/build.sh
-	$(BIN)/pytest -p no:xdist -p no:cacheprovider -m pi_vm tests/pi
+	$(BIN)/pytest -p no:xdist -p no:cacheprovider -s --timeout 1200 -m pi_vm tests/pi
 
 system-deps:
 	bash .ci/system-deps
