@@ -133,8 +133,14 @@ def play_round(vm: PiVM, positions: list[int], timeout: float = 600.0) -> dict[s
             wait_change(vm, st)
         elif state == "Open_Betting":
             drop_chips(vm, positions)
-            time.sleep(0.3)
-            seen["lights_betting"] = steady_lights(vm)
+            # each chip is accepted once its debounce and the owner's commit are done: under
+            # emulation on a loaded host that can take seconds, so wait for the lights (bounded)
+            until = time.monotonic() + 20
+            while True:
+                seen["lights_betting"] = steady_lights(vm)
+                lit = all(seen["lights_betting"][p - 1] for p in positions)
+                if lit or time.monotonic() > until:
+                    break
             vm.press(PINS["lockout_button"])
             wait_state(vm, {"Open_LockedOut"}, 60)
             time.sleep(0.3)
