@@ -10,6 +10,9 @@
 # make lock  - regenerate deploy/requirements.lock (hashes of every runtime dependency, uv)
 # make wheelhouse - the locked wheels for a Pi (aarch64, Python 3.11) in build/wheelhouse
 # make release - one release from the commit checked out (deploy/release.sh): build/release/VERSION
+# make pi-vm - (root) the table on an arm64 Raspberry Pi stand-in VM (QEMU TCG, gpio-sim, systemd
+#              as PID 1, deploy/install.sh for real, USB serial): build it (cached by content in
+#              /var/cache/paigow-pi-vm), then run tests/pi against it
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
@@ -17,7 +20,7 @@ STAMP  := $(VENV)/.installed
 LOCK   := deploy/requirements.lock
 
 .PHONY: run test lint typecheck pytest bench bench-record clean system-deps lock wheelhouse release \
-	stress stress-short rng-evidence
+	stress stress-short rng-evidence pi-vm
 
 RUNTIME := $(VENV)/.runtime
 
@@ -79,6 +82,10 @@ stress: $(STAMP)
 
 stress-short: $(STAMP)
 	$(BIN)/python -m tests.stress --scale 0.1
+
+pi-vm: $(STAMP)
+	PYTHON=$(CURDIR)/$(BIN)/python bash deploy/pi-vm/build.sh
+	$(BIN)/pytest -p no:xdist -p no:cacheprovider -s --timeout 1200 -m pi_vm tests/pi
 
 system-deps:
 	bash .ci/system-deps

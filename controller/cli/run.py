@@ -420,6 +420,13 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
             owner.unapproved_bench = True
             print(f"run: warning: {BENCH_BANNER}", file=sys.stderr)
         notifier.status("power-up: journal, restore, devices")
+        # the hand-ranking tables are built now, before READY (bounded by TimeoutStartSec), not
+        # lazily in the owner's first settlement: about 2 s on a PC, several times that on a
+        # Pi, over a minute under emulation, where they stalled the owner loop past WatchdogSec
+        # and systemd killed it (make pi-vm)
+        from fsm.rules.ranking import value5
+
+        value5((0, 4, 8, 12, 17), config.game.ranking)
         try:
             table.start()  # owner, then sign reader and console, then inputs and serial links
         except Exception as exc:  # JournalError: wrong table, damaged file
