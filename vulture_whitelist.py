@@ -24,6 +24,7 @@ _.text_factory
 _.optionxform
 _.get_serial_number
 pytestmark
+pytest_collection_modifyitems
 
 # Record fields (fsm/round/events.py, effects.py): parsed from and written to the journal, read
 # by reports and exports through the record's JSON form.

@@ -70,9 +70,10 @@ class SimLines:
 
 
 def measure(mode: str, presses: int = PRESSES) -> dict[str, Any]:
-    from drivers.gpio.config import PinConfig
     from drivers.gpio.devices import DebounceTimes
-    from drivers.gpio.table import build_gpio_table
+    from drivers.gpio.gpio_table import build_gpio_table
+    from drivers.gpio.pins import PinConfig
+    from fsm.round.effects import Lights
     from fsm.round.events import Event
 
     # the shipped pin plan with the digit on seven pins and no sign (no SPI in the VM)
@@ -119,9 +120,9 @@ def measure(mode: str, presses: int = PRESSES) -> dict[str, Any]:
     def owner() -> None:
         while (event := events.get()) is not None:
             if event.type == "lockout_pressed":
-                table.apply({"type": "lights", "states": LOCKED})
+                table.apply(Lights(tuple(LOCKED)))
             elif event.type == "bench_betting":
-                table.apply({"type": "lights", "states": BETTING})
+                table.apply(Lights(tuple(BETTING)))
 
     thread = threading.Thread(target=owner, name="bench-owner", daemon=True)
     thread.start()

@@ -26,7 +26,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -405,12 +404,3 @@ def status_fields(status: str) -> dict[str, Any]:
         elif p.startswith("journal seq"):
             out["seq"] = int(words[2])
     return out
-
-
-@contextlib.contextmanager
-def booted(vm: PiVM) -> Iterator[PiVM]:
-    vm.start()
-    try:
-        yield vm
-    finally:
-        vm.stop()
