@@ -152,8 +152,6 @@ def test_the_wheelhouse_holds_the_locked_aarch64_wheels(tmp_path: Path) -> None:
 
 # --- make release (issue 29) ---------------------------------------------------------------------
 
-RELEASE = ROOT / "deploy" / "release.sh"
-
 
 def _clone(tmp_path: Path) -> Path:
     """A clean clone of this checkout's HEAD (what `make release` is run on)."""

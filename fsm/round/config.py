@@ -392,9 +392,11 @@ def _check_bonus(
             )
 
 
-def _check_levels(
-    levels: tuple[ProgressiveLevel, ...], table: ProgressiveTable, wager: int, where: str
-) -> None:
+def _claimed_lines(
+    levels: tuple[ProgressiveLevel, ...], table: ProgressiveTable, where: str
+) -> dict[str, str]:
+    """Each pay-table line and the level that pays it: names distinct, every line of the pay
+    table paid by one level exactly (one level at most may leave ``lines`` empty: the default)."""
     names: set[str] = set()
     claimed: dict[str, str] = {}
     defaults = 0
@@ -419,6 +421,13 @@ def _check_levels(
     if defaults == 0 and set(claimed) != set(table.line_names):
         missing = sorted(set(table.line_names) - set(claimed))
         raise ValueError(f"{where}: no level pays line(s) {', '.join(missing)}")
+    return claimed
+
+
+def _check_levels(
+    levels: tuple[ProgressiveLevel, ...], table: ProgressiveTable, wager: int, where: str
+) -> None:
+    claimed = _claimed_lines(levels, table, where)
     total = sum(lvl.rate_bp for lvl in levels)
     least = MIN_RATE_BP[wager]
     if total < least:
