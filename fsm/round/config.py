@@ -488,7 +488,7 @@ def with_changes(
             )
     for key, value in changes.items():
         target: Any = data
-        parts = _split_key(key)
+        parts = config_key_path(key)
         for part in parts[:-1]:
             try:
                 target = target[part]
@@ -503,7 +503,9 @@ def with_changes(
     return GameConfig.from_mapping(data, where, config.library, previous=config)
 
 
-def _split_key(key: str) -> list[str | int]:
+def config_key_path(key: str) -> list[str | int]:
+    """A dotted configuration key as its path: ``levels[0].rate_bp`` -> ["levels", 0, "rate_bp"]
+    (what `with_changes` walks; ValueError for an index that is not a number)."""
     out: list[str | int] = []
     for piece in key.split("."):
         while "[" in piece:

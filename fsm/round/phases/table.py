@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fsm.round.config import with_changes
+from fsm.round.config import config_key_path, with_changes
 from fsm.round.constants import AREAS
 from fsm.round.effects import ConfigChange, ConfigChangedEffect, Display, Lights
 from fsm.round.events import ConfigChanged, MeterCorrected
@@ -42,23 +42,8 @@ def close_table(s: Step) -> None:
     s.c.r = RoundData()
 
 
-def _path(key: str) -> list[str | int]:
-    """``levels[0].rate_bp`` -> ["levels", 0, "rate_bp"] (as `with_changes` reads a key)."""
-    out: list[str | int] = []
-    for piece in key.split("."):
-        while "[" in piece:
-            head, _, rest = piece.partition("[")
-            idx, _, piece = rest.partition("]")
-            if head:
-                out.append(head)
-            out.append(int(idx))
-        if piece:
-            out.append(piece)
-    return out
-
-
 def _old_value(data: Any, key: str) -> Any:
-    for part in _path(key):
+    for part in config_key_path(key):
         data = data[part]
     return data
 
