@@ -316,51 +316,22 @@ class TableLink:
                 return i
         return len(self._buffer)
 
-    async def _drain(self, nc: Any) -> None:
-        """At a stop: send what is committed and may go, once (an outage leaves it queued)."""
-        self.owner.tail.catch_up()
-        self._read()
-        n = self._shippable()
-        js = nc.jetstream()
+    async def _publish(self, js: Any, n: int, timeout: float) -> None:
+        """Publish the first ``n`` buffered entries in order, then advance the durable cursor
+        past those the stream acknowledged (also when a later one failed: the exception goes on
+        to the caller)."""
         subject = journal_subject(self.table_id)
         sent = 0
-        for entry in self._buffer[:n]:
-            await js.publish(
-                subject,
-                encode_entry(entry),
-                timeout=1.0,
-                headers=headers_for(self.table_id, self.asset, entry.seq, entry.hash),
-            )
-            sent += 1
-        if sent:
-            last = self._buffer[sent - 1].seq
-            del self._buffer[:sent]
-            write_cursor(self.cursor_file, last)
-            self.status.shipped_seq = last
-
-    async def _ship(self, nc: Any) -> None:
-        js = nc.jetstream()
-        subject = journal_subject(self.table_id)
-        while not self._stop.is_set():
-            self._read()
-            n = self._shippable()
-            self.status.backlog = len(self._buffer)
-            if n == 0:
-                await self._sleep(0.25, "ship")
-                continue
-            sent = 0
-            try:
-                for entry in self._buffer[:n]:
-                    await js.publish(
-                        subject,
-                        encode_entry(entry),
-                        timeout=2.0,
-                        headers=headers_for(self.table_id, self.asset, entry.seq, entry.hash),
-                    )
-                    sent += 1
-            except Exception as exc:  # an outage: keep the backlog, try again
-                log.info("link: publish failed (%s); backlog %d", exc, len(self._buffer))
-                await self._sleep(0.5, "ship")
+        try:
+            for entry in self._buffer[:n]:
+                await js.publish(
+                    subject,
+                    encode_entry(entry),
+                    timeout=timeout,
+                    headers=headers_for(self.table_id, self.asset, entry.seq, entry.hash),
+                )
+                sent += 1
+        finally:
             if sent:
                 last = self._buffer[sent - 1].seq
                 del self._buffer[:sent]
@@ -369,6 +340,27 @@ class TableLink:
                 self.status.backlog = len(self._buffer)
                 if not self._buffer:  # every round read so far has gone: forget them
                     self._resolved.clear()
+
+    async def _drain(self, nc: Any) -> None:
+        """At a stop: send what is committed and may go, once (an outage leaves it queued)."""
+        self.owner.tail.catch_up()
+        self._read()
+        await self._publish(nc.jetstream(), self._shippable(), timeout=1.0)
+
+    async def _ship(self, nc: Any) -> None:
+        js = nc.jetstream()
+        while not self._stop.is_set():
+            self._read()
+            n = self._shippable()
+            self.status.backlog = len(self._buffer)
+            if n == 0:
+                await self._sleep(0.25, "ship")
+                continue
+            try:
+                await self._publish(js, n, timeout=2.0)
+            except Exception as exc:  # an outage: keep the backlog, try again
+                log.info("link: publish failed (%s); backlog %d", exc, len(self._buffer))
+                await self._sleep(0.5, "ship")
 
     # ------------------------------------------------------------------ the pool's client
     def _post(self, event: Event) -> None:
