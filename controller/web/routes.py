@@ -235,10 +235,7 @@ class InputHandler(BaseHandler):
             return
         try:
             if name == "chip":
-                position = int(data.get("position", 0))
-                if not 1 <= position <= 6:
-                    raise ValueError("position: 1..6")
-                pins.drop_chip(position)
+                pins.drop_chip(_area(data.get("position")))
             elif name == "lockout":
                 pins.press_lockout()
             elif name == "next":
@@ -254,7 +251,7 @@ class InputHandler(BaseHandler):
                 if line is not None and not isinstance(line, str):
                     raise ValueError("line: a pay-table line or null")
                 entered = ProgressiveOutcome(
-                    position=int(data.get("position", 0)), line=line or None
+                    position=_area(data.get("position")), line=line or None
                 )
                 self.page.owner.post(entered.envelope())
             elif name == "dice":  # the dealer enters the dice total (start_mode dice)
@@ -280,21 +277,31 @@ class InputHandler(BaseHandler):
         self.reply(200, {"ok": True})
 
 
+def _area(raw: Any) -> int:
+    """A betting area as the page sends it: a whole number 1 to 6 (never true, 1.5 or "1")."""
+    if isinstance(raw, bool) or not isinstance(raw, int) or not 1 <= raw <= 6:
+        raise ValueError(f"area: a betting area 1 to 6, got {str(raw)[:20]!r}")
+    return raw
+
+
 def _side_bets(raw: Any) -> list[dict[str, int]]:
     """The 1-7 side wagers as the page sends them: ``[{"position", "number", "cents"}]`` (the
     machine checks the rules; this only checks the shape, with the reason in words)."""
     if not isinstance(raw, list):
         raise ValueError("side wagers: a list of bets (an empty list: none placed)")
+    shape = "side wagers: each bet names an area, a number 1-7 and an amount in whole cents"
     bets = []
     for bet in raw:
         if not isinstance(bet, Mapping):
-            raise ValueError("side wagers: each bet names an area, a number 1-7 and an amount")
-        try:
-            bets.append({k: int(bet[k]) for k in ("position", "number", "cents")})
-        except (KeyError, TypeError, ValueError):
-            raise ValueError(
-                "side wagers: each bet names an area, a number 1-7 and an amount"
-            ) from None
+            raise ValueError(shape)
+        entry: dict[str, int] = {}
+        for key in ("position", "number", "cents"):
+            value = bet.get(key)
+            # whole numbers only: 150.7 cents or "5" is a careless entry, never silently rounded
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ValueError(shape)
+            entry[key] = value
+        bets.append(entry)
     return bets
 
 
