@@ -705,7 +705,7 @@ const Page = (() => {
     ev.preventDefault();
     const seed = $("verify-seed").value.trim();
     const res = await post("/api/verify-software", { seed });
-    if (res.ok) say(`software ${res.method} seed ${res.seed}: ${res.digest} (${res.files} files, entry ${res.seq})`);
+    if (res.ok) say(`software digest for seed ${res.seed}: ${res.digest} (HMAC-SHA1 over the ${res.files} approved files; journaled as entry ${res.seq})`);
     else say(res.error, true);
   });
   $("config-form").addEventListener("submit", async (ev) => {
