@@ -224,7 +224,7 @@ class LinkedTable:
         table_id: str,
         asset: int,
         url: str,
-        timeout_s: float = 1.0,
+        timeout_s: float = 2.0,  # 1 s lost confirmations on a loaded 2-core machine
         link_extra: dict[str, Any] | None = None,
     ) -> None:
         self.config = table_config(tmp, table_id, asset, url, timeout_s, link_extra)
