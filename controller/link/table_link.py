@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 from controller.journal.format import Entry
 from controller.journal.tail import Committed, JournalTail, Subscription
+from controller.link.keys import load_table_key
 from controller.link.link_config import LinkSection
 from controller.link.messages import (
     KV_BUCKET,
@@ -106,6 +107,10 @@ class LinkStatus:
     need_seq: int = 0
     pool: dict[str, Any] | None = None
     pool_seen_ns: int = 0
+    #: entries committed and not shipped when the link stopped (0 after a clean stop)
+    unshipped: int = 0
+    #: why the link controller refused this table's stream (it said so in its reply)
+    refused: str | None = None
 
 
 class TableLink:
@@ -149,6 +154,8 @@ class TableLink:
         self._up: bool | None = None
         self._asked: dict[str, float] = {}
         self.posted: list[Event] = []
+        #: the table's link key: every shipped entry and request carries its MAC (docs/link.md)
+        self.key = None if section.key_file is None else load_table_key(section.key_file, table_id)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -181,6 +188,9 @@ class TableLink:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop, after sending what is committed (`DRAIN_S` at most): called once the owner
+        made its last commit. What could not go is counted in ``status.unshipped`` and logged:
+        it stays in the journal and goes at the next start."""
         self._stop.set()
         self._wake_all()
         if self._thread is not None:
@@ -189,6 +199,17 @@ class TableLink:
         if self._subscription is not None:
             self.owner.tail.unsubscribe(self._subscription)
             self._subscription = None
+        with contextlib.suppress(Exception):
+            head = int(self.owner.public.seq)
+            self.status.unshipped = max(0, head - self.status.shipped_seq)
+        if self.status.unshipped:
+            log.warning(
+                "link: stopped with %d entries unshipped (seq %d to %d): they stay in the "
+                "journal and are shipped at the next start",
+                self.status.unshipped,
+                self.status.shipped_seq + 1,
+                self.status.shipped_seq + self.status.unshipped,
+            )
 
     @property
     def pool(self) -> dict[str, Any] | None:
@@ -328,7 +349,7 @@ class TableLink:
                     subject,
                     encode_entry(entry),
                     timeout=timeout,
-                    headers=headers_for(self.table_id, self.asset, entry.seq, entry.hash),
+                    headers=headers_for(self.table_id, self.asset, entry.seq, self._mac(entry)),
                 )
                 sent += 1
         finally:
@@ -340,6 +361,9 @@ class TableLink:
                 self.status.backlog = len(self._buffer)
                 if not self._buffer:  # every round read so far has gone: forget them
                     self._resolved.clear()
+
+    def _mac(self, entry: Entry) -> str:
+        return "" if self.key is None else self.key.entry_header(entry.seq, entry.hash)
 
     async def _drain(self, nc: Any) -> None:
         """At a stop: send what is committed and may go, once (an outage leaves it queued)."""
@@ -401,6 +425,12 @@ class TableLink:
                 msg = await nc.request(subject, json.dumps(body).encode(), timeout=period)
                 reply = json.loads(msg.data)
             except Exception:
+                reply = None
+            if isinstance(reply, dict) and reply.get("refused"):
+                # the pool refused this table's stream: its linked wager is unplayable at once
+                self.status.refused = str(reply["refused"])[:300]
+                if self._up is not False:
+                    self._post_state(False, f"refused by the pool: {self.status.refused}")
                 reply = None
             if isinstance(reply, dict) and reply.get("operating"):
                 self.status.held_seq = int(reply.get("held_seq", 0))
@@ -465,6 +495,8 @@ class TableLink:
                 }
                 if hit.get("corrects"):  # the line the supervisor voided for this one
                     body["corrects"] = hit["corrects"]
+                if self.key is not None:  # made with the table's key (docs/link.md)
+                    body = self.key.sign(subject, body)
                 try:
                     msg = await nc.request(subject, json.dumps(body).encode(), timeout=2.0)
                     reply = json.loads(msg.data)
