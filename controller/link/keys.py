@@ -203,7 +203,7 @@ class Keyring:
 
     def _secret(self, table: str, header: str | None) -> tuple[bytes | None, str, str | None]:
         if not header:
-            return None, "", "no MAC (the entry is not the table's: it holds no link key's MAC)"
+            return None, "", "no MAC (not made with the table's link key)"
         kid, _, mac = header.partition(":")
         secret = self._keys_of(table, kid).get(kid)
         if secret is None:

@@ -16,6 +16,7 @@ from link_support import LinkedTable, NatsServer, wait_for
 from controller.journal.audit import connect_read_only
 from controller.link.messages import (
     DUPLICATE_WINDOW_S,
+    MAC_HEADER,
     MSG_ID_HEADER,
     STREAM,
     STREAM_SUBJECTS,
@@ -91,7 +92,11 @@ def test_every_entry_shipped_once_as_journaled_backlog_through_outage(
     conn.close()
     for msg, (seq, data, digest) in zip(msgs, rows, strict=True):
         assert msg.subject == "table.T1.journal"
-        assert msg.headers[MSG_ID_HEADER] == f"T1:{seq}:{digest[:16]}"  # the hash: issue 23
+        mac = t.link.key.entry_header(seq, digest)  # the table's key's MAC (issue 22)
+        assert msg.headers[MAC_HEADER] == mac
+        # the dedupe id: another entry at the seq has another id (issue 23), and no one without
+        # the table's key can know it before the entry is shipped (issue 22)
+        assert msg.headers[MSG_ID_HEADER] == f"T1:{seq}:{mac.partition(':')[2][:16]}"
         entry = decode_entry(msg.data)
         assert (entry.seq, entry.hash, entry.data) == (seq, digest, json.loads(data))
         assert check_next("T1", head, entry) == ("take", None)
