@@ -49,7 +49,7 @@ def entry_mac(secret: bytes, table: str, seq: int, digest: str) -> str:
     """The MAC of one shipped entry: over the table, the seq and the entry's hash (which covers
     the whole entry and, through ``prev_hash``, its history)."""
     text = f"paigow-link-entry\n{table}\n{seq}\n{digest}".encode()
-    return hmac.new(secret, text, hashlib.sha256).hexdigest()
+    return hmac.digest(secret, text, "sha256").hex()  # OpenSSL's one-shot HMAC
 
 
 def request_mac(secret: bytes, subject: str, body: Mapping[str, Any]) -> str:
@@ -189,6 +189,9 @@ class Keyring:
         self._lock = threading.Lock()
 
     def _keys_of(self, table: str, kid: str) -> dict[str, bytes]:
+        keys = self._keys.get(table)
+        if keys is not None and kid in keys:
+            return keys  # the common case, without the lock
         with self._lock:
             keys = self._keys.get(table)
             fresh = time.monotonic() - self._read_at.get(table, -RELOAD_S) >= RELOAD_S

@@ -29,6 +29,7 @@ from controller.journal.format import Entry
 #: the entry types whose event confirms the chip count at the lock-out (contributes)
 COUNT_CONFIRMED = ("chips_confirmed", "chips_resolved", "panel_next")
 MAX_WAGERS = 6
+_WATCHED = frozenset(("meter_movement", "outcome", "hit_pending", "pay"))
 
 
 def _int(v: object) -> int | None:
@@ -74,6 +75,9 @@ class Watch:
     def check(self, entry: Entry, wager_cents: int | None = None) -> str | None:
         """Why ``entry`` is not plausible (None: it is; it is then taken into the watch).
         ``wager_cents``: the pool's wager amount (None: central's looser rule)."""
+        raw = entry.data.get("effects")
+        if not raw or not any(isinstance(e, dict) and e.get("type") in _WATCHED for e in raw):
+            return None  # nothing the rules look at (most entries)
         before = self.to_json()
         why = self._check(entry, wager_cents)
         if why is None:

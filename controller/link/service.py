@@ -276,14 +276,17 @@ class LinkController:
         parts: dict[str, dict[str, Any]] = {}
         heads = dict(self.heads)
         later: list[Any] = []
+        watches: dict[str, Watch] = {}  # this batch's, committed with it
         for msg in msgs:
-            if self._judge(msg, heads, parts) == "later":
+            if self._judge(msg, heads, parts, watches) == "later":
                 later.append(msg)
+        for table, part in parts.items():
+            part["watch"] = watches[table].to_json()
         if parts:
             self.state.append("consumed", {"tables": [parts[k] for k in sorted(parts)]})
             self.heads = heads
             for table, part in parts.items():
-                self._watches[table] = Watch.from_json(part["watch"])
+                self._watches[table] = watches[table]
                 window = self._hashes.setdefault(table, {})
                 first = int(part["first_seq"])
                 window.update({first + i: h for i, h in enumerate(part["hashes"])})
@@ -299,7 +302,13 @@ class LinkController:
         if parts:
             await self._publish_value()
 
-    def _judge(self, msg: Any, heads: dict[str, Head], parts: dict[str, dict[str, Any]]) -> str:
+    def _judge(
+        self,
+        msg: Any,
+        heads: dict[str, Head],
+        parts: dict[str, dict[str, Any]],
+        watches: dict[str, Watch],
+    ) -> str:
         """Check one message of the stream and take it into ``parts`` (``"take"``), drop it
         (``"drop"``: a duplicate, another pool's table, or refused and journaled) or keep it for
         a gap to fill (``"later"``). Only an entry with the table's MAC can move anything of
@@ -348,7 +357,9 @@ class LinkController:
         part = parts.get(table)
         joined = bool(part and part.get("joined")) or (t is not None and t.joined)
         joined = joined or (entry.type == "link_state" and entry.data.get("pool") == self.pool_id)
-        watch = Watch.from_json(self._watch(table).to_json() if part is None else part["watch"])
+        watch = watches.get(table)
+        if watch is None:
+            watch = watches[table] = Watch.from_json(self._watch(table).to_json())
         implausible = watch.check(entry, self.pool.params.wager_cents if joined else None)
         if implausible is not None:
             self._refuse(table, entry.seq, f"table {table} {implausible}")
@@ -360,7 +371,6 @@ class LinkController:
                                    "hashes": []}  # fmt: skip
         part["hashes"].append(entry.hash)
         part["last_seq"], part["last_hash"] = entry.seq, entry.hash
-        part["watch"] = watch.to_json()
         if joined:
             part["joined"] = True  # from here on the table's contributions are the pool's
         else:
