@@ -283,6 +283,11 @@ class TableLink:
             while not self._stop.is_set():
                 await self._sleep(0.1, "main")
         finally:
+            # the shipper ends its publish in hand and its cursor's write (it stops at the
+            # stop's wake-up); cancelled mid-write, it would leave what it sent uncounted
+            if tasks:
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(tasks[0]), DRAIN_S)
             for task in tasks:
                 task.cancel()
             for task in tasks:
@@ -356,11 +361,11 @@ class TableLink:
             if sent:
                 last = self._buffer[sent - 1].seq
                 del self._buffer[:sent]
-                await asyncio.to_thread(write_cursor, self.cursor_file, last)
-                self.status.shipped_seq = last
+                self.status.shipped_seq = last  # acknowledged: counted before any await
                 self.status.backlog = len(self._buffer)
                 if not self._buffer:  # every round read so far has gone: forget them
                     self._resolved.clear()
+                await asyncio.shield(asyncio.to_thread(write_cursor, self.cursor_file, last))
 
     def _mac(self, entry: Entry) -> str:
         return "" if self.key is None else self.key.entry_header(entry.seq, entry.hash)

@@ -145,3 +145,37 @@ def test_a_forged_entry_is_refused_with_the_table_and_seq() -> None:
     other = make(2, "not-one", {"a": 2})
     action, why = check_next("T9", Head(1, one.hash), other)
     assert action == "refuse" and why is not None and "does not chain" in why
+
+
+def test_a_table_that_stops_with_unshipped_entries_says_how_many(
+    tmp_path: Path,
+    nats: NatsServer,
+    tables: list,  # type: ignore[type-arg]
+    caplog: Any,
+) -> None:
+    """Issue 22 item 4: a stop during an outage cannot send the backlog; the link's status and
+    log say how many entries stay unshipped (they are in the journal and go at the next start)."""
+    stream(nats.url, create=True)
+    t = LinkedTable(tmp_path, "T1", 70001, nats.url)
+    t.start()
+    tables.append(t)
+    t.open()
+    wait_for(lambda: t.link.status.shipped_seq == journal_count(t.db), what="shipped")
+    nats.kill()
+    t.ev("table_closed", supervisor="trainer")
+    t.ev("table_opened", supervisor="trainer")
+    shipped = t.link.status.shipped_seq
+    link = t.link
+    t.stop()
+    tables.remove(t)
+    waiting = journal_count(t.db) - shipped
+    assert waiting >= 2 and link.status.unshipped == waiting
+    assert f"link: stopped with {waiting} entries unshipped (seq {shipped + 1} to" in caplog.text
+    nats.start()
+    again = LinkedTable(tmp_path, "T1", 70001, nats.url)
+    again.start()
+    tables.append(again)
+    wait_for(lambda: again.link.status.shipped_seq == journal_count(again.db), 20, what="sent")
+    again.stop()
+    tables.remove(again)
+    assert again.attachment.link is None and len(stream(nats.url)) == journal_count(again.db)
