@@ -393,9 +393,6 @@ class Ingest:
         import nats
         import nats.errors
 
-        async def disconnected() -> None:
-            self._outage("NATS", "the connection is lost; reconnecting")
-
         async def reconnected() -> None:
             self._back("NATS")
 
@@ -409,7 +406,6 @@ class Ingest:
                 allow_reconnect=True,
                 max_reconnect_attempts=-1,
                 reconnect_time_wait=0.5,
-                disconnected_cb=disconnected,
                 reconnected_cb=reconnected,
                 error_cb=error,
                 **self.connect_options,

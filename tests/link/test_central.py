@@ -346,3 +346,32 @@ def test_central_unit_runs_the_documented_ingest_and_is_not_restarted_for_bad_ar
     assert service["Restart"] == "on-failure" and service["RestartPreventExitStatus"] == "2"
     assert main(["central", "ingest", "--nats", "nats://127.0.0.1:1", "--pg", "x", "--keys",
                  str(tmp_path), "--password-file", str(tmp_path / "missing")]) == 2  # fmt: skip
+
+
+def test_ingest_says_a_nats_outage_in_one_line_and_takes_up_again(
+    tmp_path: Path, nats: NatsServer, pg: str
+) -> None:
+    """Issue 22 item 4: ``central ingest`` running while its NATS server goes away says so in
+    one line (no traceback), says when it is back, and stores what was shipped meanwhile."""
+    entries = _plain_journal(tmp_path)
+    half = len(entries) // 2
+    publish(nats.url, "O1", entries[:half], tmp_path)
+    cmd = [sys.executable, "-m", "controller.cli", "central", "ingest", "--nats", nats.url,
+           "--pg", pg, "--keys", str(keyring(tmp_path))]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        wait_for(lambda: _count(pg) == half, 60, what="the first half stored")
+        nats.kill()
+        time.sleep(2.0)
+        nats.start()
+        publish(nats.url, "O1", entries[half:], tmp_path)
+        wait_for(lambda: _count(pg) == len(entries), 60, what="the rest stored")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err, err
+    down = [line for line in err.splitlines() if "NATS unreachable" in line]
+    assert len(down) == 1 and down[0].startswith("central ingest: NATS unreachable: "), err
+    assert "central ingest: NATS reachable again" in err
+    assert stored(pg, "O1") == [(e.seq, e.hash) for e in entries]
