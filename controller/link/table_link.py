@@ -57,6 +57,9 @@ log = logging.getLogger(__name__)
 
 #: How long a stop may spend sending the entries committed last (seconds).
 DRAIN_S = 2.0
+#: A backlog that has not moved for this long on a connection the client calls up: the
+#: connection is dropped and made again (a client wedged after a server's restart).
+STALL_S = 10.0
 
 
 class OwnerView(Protocol):
@@ -154,6 +157,7 @@ class TableLink:
         self._up: bool | None = None
         self._asked: dict[str, float] = {}
         self.posted: list[Event] = []
+        self._progress = time.monotonic()  # the shipper's last move (`STALL_S`)
         #: the table's link key: every shipped entry and request carries its MAC (docs/link.md)
         self.key = None if section.key_file is None else load_table_key(section.key_file, table_id)
 
@@ -243,16 +247,22 @@ class TableLink:
             log.exception("link: the link thread failed")
 
     async def _main(self) -> None:
-        import nats
-
         self._loop = asyncio.get_running_loop()
         self._wakes = {name: asyncio.Event() for name in ("main", "ship", "hits")}
-        nc: Any = None
+        while not self._stop.is_set():
+            nc = await self._connect()
+            if nc is None:
+                return
+            await self._serve(nc)
+
+    async def _connect(self) -> Any:
+        """A connection to the servers (None: stopped before one was made)."""
+        import nats
+
         opts = self.section.connection.options()
-        tasks: list[asyncio.Task[None]] = []
-        while not self._stop.is_set() and nc is None:
+        while not self._stop.is_set():
             try:
-                nc = await nats.connect(
+                return await nats.connect(
                     **opts,
                     name=f"table {self.table_id}",
                     connect_timeout=min(2.0, self.section.timeout_s),
@@ -269,34 +279,50 @@ class TableLink:
                 log.info("link: cannot connect to %s: %s", opts["servers"], exc)
                 self._check_timeout()
                 await self._sleep(0.5, "main")
-        if nc is None:
-            return
+        return None
+
+    async def _serve(self, nc: Any) -> None:
+        """The link's tasks on ``nc`` until the stop (then the drain) or a stalled shipper (a
+        backlog that has not moved for `STALL_S` while the client says it is connected: the
+        connection is dropped and made again)."""
         self.status.connected = True
+        self._progress = time.monotonic()
+        tasks = [asyncio.create_task(self._ship(nc))]
+        if self.section.pool:  # linked: the pool's client too (not for the witness only)
+            tasks += [
+                asyncio.create_task(self._confirm(nc)),
+                asyncio.create_task(self._watch_pool(nc)),
+                asyncio.create_task(self._hits(nc)),
+            ]
+        stalled = False
         try:
-            tasks = [asyncio.create_task(self._ship(nc))]
-            if self.section.pool:  # linked: the pool's client too (not for the witness only)
-                tasks += [
-                    asyncio.create_task(self._confirm(nc)),
-                    asyncio.create_task(self._watch_pool(nc)),
-                    asyncio.create_task(self._hits(nc)),
-                ]
-            while not self._stop.is_set():
+            while not self._stop.is_set() and not stalled:
                 await self._sleep(0.1, "main")
+                self._check_timeout()  # also when a request hangs in the client
+                stalled = bool(self._buffer) and time.monotonic() - self._progress > STALL_S
+            if stalled:
+                log.warning(
+                    "link: nothing shipped for %g s with %d entries waiting: reconnecting",
+                    STALL_S,
+                    len(self._buffer),
+                )
         finally:
             # the shipper ends its publish in hand and its cursor's write (it stops at the
             # stop's wake-up); cancelled mid-write, it would leave what it sent uncounted
-            if tasks:
+            if not stalled:
                 with contextlib.suppress(BaseException):
                     await asyncio.wait_for(asyncio.shield(tasks[0]), DRAIN_S)
             for task in tasks:
                 task.cancel()
             for task in tasks:
                 with contextlib.suppress(BaseException):
-                    await task
-            with contextlib.suppress(Exception):  # a clean stop leaves no backlog it can send
-                await asyncio.wait_for(self._drain(nc), DRAIN_S)
-            with contextlib.suppress(Exception):
-                await nc.close()
+                    await asyncio.wait_for(task, 1.0)
+            if not stalled:
+                with contextlib.suppress(Exception):  # a clean stop leaves no backlog to send
+                    await asyncio.wait_for(self._drain(nc), DRAIN_S)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(nc.close(), 2.0)
+            self.status.connected = False
 
     async def _sleep(self, seconds: float, task: str) -> None:
         """Sleep ``seconds`` unless a new commit (or the stop) wakes ``task`` first."""
@@ -350,15 +376,17 @@ class TableLink:
         sent = 0
         try:
             for entry in self._buffer[:n]:
-                await js.publish(
+                publish = js.publish(
                     subject,
                     encode_entry(entry),
                     timeout=timeout,
                     headers=headers_for(self.table_id, self.asset, entry.seq, self._mac(entry)),
-                )
+                )  # bounded as a whole: the client's own timeout covers only the reply
+                await asyncio.wait_for(publish, timeout + 0.5)
                 sent += 1
         finally:
             if sent:
+                self._progress = time.monotonic()
                 last = self._buffer[sent - 1].seq
                 del self._buffer[:sent]
                 self.status.shipped_seq = last  # acknowledged: counted before any await
@@ -383,6 +411,7 @@ class TableLink:
             n = self._shippable()
             self.status.backlog = len(self._buffer)
             if n == 0:
+                self._progress = time.monotonic()  # nothing may go: not a stall
                 await self._sleep(0.25, "ship")
                 continue
             try:
@@ -427,7 +456,8 @@ class TableLink:
             need = self.status.need_seq
             body = {"table": self.table_id, "asset": self.asset, "need_seq": need}
             try:
-                msg = await nc.request(subject, json.dumps(body).encode(), timeout=period)
+                ask = nc.request(subject, json.dumps(body).encode(), timeout=period)
+                msg = await asyncio.wait_for(ask, period + 0.5)
                 reply = json.loads(msg.data)
             except Exception:
                 reply = None
