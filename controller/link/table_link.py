@@ -389,11 +389,13 @@ class TableLink:
                 self._progress = time.monotonic()
                 last = self._buffer[sent - 1].seq
                 del self._buffer[:sent]
-                self.status.shipped_seq = last  # acknowledged: counted before any await
-                self.status.backlog = len(self._buffer)
                 if not self._buffer:  # every round read so far has gone: forget them
                     self._resolved.clear()
-                await asyncio.shield(asyncio.to_thread(write_cursor, self.cursor_file, last))
+                try:  # durable first; a stop's cancel does not stop the write, nor the count
+                    await asyncio.shield(asyncio.to_thread(write_cursor, self.cursor_file, last))
+                finally:
+                    self.status.shipped_seq = last
+                    self.status.backlog = len(self._buffer)
 
     def _mac(self, entry: Entry) -> str:
         return "" if self.key is None else self.key.entry_header(entry.seq, entry.hash)

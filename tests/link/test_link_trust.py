@@ -351,8 +351,11 @@ def test_a_replayed_entry_is_a_duplicate_and_changes_nothing(
 ) -> None:
     """T1's real contribution entry sent again, exactly as shipped (its MAC) but under another
     message id (so the stream keeps it): the pool and central drop it as the same entry at a
-    held seq; no fork, no second contribution."""
-    f = Floor(tmp_path, nats, controllers, tables)
+    held seq; no fork, no second contribution. The same entry replayed on T2's subject with
+    T2's asset number is not T2's (the MAC names T1): refused alone, T2 plays on."""
+    f = Floor(tmp_path, nats, controllers, tables, n=2)
+    t2 = f.tables[1]
+    f.settled(t2)
     key = load_table_key(table_key(tmp_path, T1), T1)
     (entry,) = [
         e for e in journal_entries(f.t1.db)
@@ -363,12 +366,17 @@ def test_a_replayed_entry_is_a_duplicate_and_changes_nothing(
     for _ in range(2):
         publish(nats.url, journal_subject(T1), encode_entry(entry), headers)
         headers[MSG_ID_HEADER] = "replay-2"
+    on_t2 = {**headers, ASSET_HEADER: str(A2), MSG_ID_HEADER: "replay-3"}
+    publish(nats.url, journal_subject(T2), encode_entry(entry), on_t2)
     f.plays_on(f.t1)
-    assert f.controller.consumed >= journal_count(f.t1.db) + 2
-    assert not f.refusals("entry_refused") and not f.refusals("fork_alarm")
+    f.plays_on(t2)
+    assert not f.refusals("fork_alarm")
+    (refusal,) = f.refusals("entry_refused")  # the replay on T2's subject, alone
+    assert refusal["table"] == T2 and "not a key of table T2" in refusal["reason"]
     f.pool_holds_only_the_tables_contributions()
     f.central_equals_the_tables(pg)
-    assert refused(pg) == [] and alarms(pg) == []
+    assert [(t, k) for t, _, k, _ in refused(pg)] == [(T2, "unauthenticated")]
+    assert alarms(pg) == []
 
 
 def test_a_forged_entry_that_takes_the_real_entrys_message_id_cannot_drop_it(
@@ -449,6 +457,7 @@ def test_a_rolled_back_table_is_a_fork_at_the_first_reused_seq(
     (fork,) = f.refusals("fork_alarm")
     assert fork["table"] == T1 and fork["seq"] == k + 1 < head
     assert fork["held_hash"] != fork["received_hash"]
+    wait_for(lambda: bool(f.refusals("chain_refused")), 10, what="T1 refused")
     (refusal,) = f.refusals("chain_refused")
     assert refusal["table"] == T1 and "fork" in refusal["reason"]
     wait_for(t1.link_down, 10, what="T1 told")
