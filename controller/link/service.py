@@ -76,6 +76,9 @@ GAP_RETRY_S = 0.5
 #: the hashes of each table's last entries kept in memory to tell a resend from a fork; older
 #: ones are read back from the pool's journal (each ``consumed`` part holds its entries' hashes)
 HASH_WINDOW = 2048
+#: refused messages journaled per table and minute; a flood beyond is logged, not journaled
+#: (a forger must not fill the pool's journal)
+REFUSALS_JOURNALED_PER_MINUTE = 100
 
 
 def utc_now_ms() -> int:
@@ -175,6 +178,7 @@ class LinkController:
         self._watches: dict[str, Watch] = {}
         self._hashes: dict[str, dict[int, str]] = {}  # table -> seq -> hash (recent window)
         self._entries_refused: set[tuple[str, int, str]] = set()
+        self._refusals_per_minute: dict[str, tuple[float, int]] = {}
         self._gaps: dict[str, tuple[int, float]] = {}  # table -> (seq held, first seen)
         self._hits: asyncio.Queue[Any] = asyncio.Queue()
         self._kv: Any = None
@@ -464,6 +468,15 @@ class LinkController:
         if len(self._entries_refused) > 10_000:
             self._entries_refused.clear()
         self._entries_refused.add(key)
+        start, count = self._refusals_per_minute.get(table, (time.monotonic(), 0))
+        if time.monotonic() - start >= 60.0:
+            start, count = time.monotonic(), 0
+        self._refusals_per_minute[table] = (start, count + 1)
+        if count >= REFUSALS_JOURNALED_PER_MINUTE:  # a flood: logged once, not journaled
+            if count == REFUSALS_JOURNALED_PER_MINUTE:
+                log.error("link controller: table %s: more than %d refused messages this "
+                          "minute: the rest are not journaled", table, count)  # fmt: skip
+            return
         log.warning("link controller: refused an entry of table %s seq %d: %s", table, seq, reason)
         self.state.append("entry_refused", {"table": table, "seq": seq, "reason": reason[:300]})
 
