@@ -179,6 +179,7 @@ class LinkController:
         self._hashes: dict[str, dict[int, str]] = {}  # table -> seq -> hash (recent window)
         self._entries_refused: set[tuple[str, int, str]] = set()
         self._refusals_per_minute: dict[str, tuple[float, int]] = {}
+        self._watches_read = False
         self._gaps: dict[str, tuple[int, float]] = {}  # table -> (seq held, first seen)
         self._hits: asyncio.Queue[Any] = asyncio.Queue()
         self._kv: Any = None
@@ -409,13 +410,38 @@ class LinkController:
         return "take"
 
     def _watch(self, table: str) -> Watch:
-        """The plausibility watch of ``table`` as last committed (read back at start)."""
+        """The plausibility watch of ``table`` as last committed (every table's read back from
+        the pool's journal in one pass, at the first entry after a start)."""
+        if not self._watches_read:
+            self._watches_read = True
+            self._watches.update(self._last_watches())
         watch = self._watches.get(table)
         if watch is None:
-            found = self._journal_parts(table, lambda part: "watch" in part)
-            watch = Watch() if found is None else Watch.from_json(found["watch"])
-            self._watches[table] = watch
+            watch = self._watches[table] = Watch()
         return watch
+
+    def _last_watches(self) -> dict[str, Watch]:
+        """Each table's last committed watch, newest ``consumed`` entries first, until every
+        table of the pool is found or the journal is read."""
+        from controller.journal.audit import connect_read_only
+
+        found: dict[str, Watch] = {}
+        want = set(self.pool.params.tables)
+        conn = connect_read_only(self.cfg.journal)
+        try:
+            rows = conn.execute(
+                "SELECT data FROM journal WHERE type = 'consumed' ORDER BY seq DESC"
+            )
+            for (data,) in rows:
+                for part in json.loads(data).get("tables", []):
+                    table = part.get("table")
+                    if table in want and table not in found and "watch" in part:
+                        found[table] = Watch.from_json(part["watch"])
+                if len(found) == len(want):
+                    break
+        finally:
+            conn.close()
+        return found
 
     def _held_hash(
         self, table: str, seq: int, parts: Mapping[str, Mapping[str, Any]]
