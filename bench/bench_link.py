@@ -11,7 +11,12 @@ link controller on its own thread:
   the table above (re-chained per table) shipped; ten times that is a round every 9 s. The
   stream is loaded with a backlog of lightweight publishers' entries (real journal entries, not
   whole tables), the controller started, and its consumption rate measured; sustained tables =
-  consumption rate / one table's entry rate at 10x (aim: 100).
+  consumption rate / one table's entry rate at 10x (target: 1,000). Every entry carries its
+  table's MAC (issue 22) and the controller checks it, its chain and its plausibility.
+- ``link_mac_check_us``: the link controller's check of one entry's MAC (the header parsed, the
+  table's key found, HMAC-SHA256 over the table, seq and hash, compared in constant time) and
+  ``link_mac_sign_us`` the shipper's, against a bare ``hmac.new(key, msg, sha256)`` of the same
+  message in the same run (``link_bare_hmac_us``, ``link_mac_check_vs_bare_hmac``).
 """
 
 from __future__ import annotations
@@ -48,10 +53,13 @@ def _controller_file(tmp: Path, url: str, tables: dict[str, int], pool: str = "B
     tmp.mkdir(parents=True, exist_ok=True)
 
     lines = "\n".join(f"{k} = {v}" for k, v in tables.items())
+    for table in tables:
+        _key(tmp.parent, table)
     text = f"""[link]
 pool = "{pool}"
 servers = ["{url}"]
 journal = "{tmp / "pool.db"}"
+keys = "{tmp.parent / "link-keys"}"
 [pool]
 initial_cents = 100000
 rate_bp = 2100
@@ -61,6 +69,16 @@ hidden_rate_bp = 500
 """
     path = tmp / "link.toml"
     path.write_text(text)
+    return path
+
+
+def _key(tmp: Path, table: str) -> Path:
+    """The table's link key file, provisioned in the run's keyring on first use."""
+    from controller.link.keys import provision
+
+    path = tmp / f"{table}.key"
+    if not path.exists():
+        provision(tmp / "link-keys", table, path)
     return path
 
 
@@ -88,7 +106,8 @@ def _table(tmp: Path, url: str) -> tuple[Any, Any, Any]:
     data["table"].update(id="B1", asset_number=80001)
     data["game"].update(card_reading_shoe=False, side_wager={"offered": False})
     data["journal"]["path"] = str(tmp / "B1.db")
-    data["link"] = {"pool": "BENCH", "servers": [url], "timeout_s": 5.0}
+    data["link"] = {"pool": "BENCH", "servers": [url], "timeout_s": 5.0,
+                    "key_file": str(_key(tmp, "B1"))}  # fmt: skip
     cfg = parse_config(data)
     game = cfg.game
     owner = Owner(
@@ -191,10 +210,20 @@ def _template(db: Path) -> list[tuple[int, str, dict[str, Any], str]]:
     return [(0, t, json.loads(d), s) for _, t, d, s in one]
 
 
-async def _load(url: str, template: list[Any], tables: list[str], rounds: int) -> int:
+def _in_round(data: dict[str, Any], rnd: int) -> dict[str, Any]:
+    """The template's data with its effects' round ids made ``rnd`` (a plausible round)."""
+    effects = [
+        {**e, "round_id": rnd} if isinstance(e, dict) and "round_id" in e else e
+        for e in data.get("effects", [])
+    ]
+    return {**data, "effects": effects} if "effects" in data else data
+
+
+async def _load(url: str, template: list[Any], tables: list[str], rounds: int, tmp: Path) -> int:
     import nats
 
     from controller.journal.format import Entry, canonical_json, entry_hash
+    from controller.link.keys import load_table_key
     from controller.link.messages import encode_entry, headers_for, journal_subject
 
     nc = await nats.connect(url)
@@ -202,16 +231,18 @@ async def _load(url: str, template: list[Any], tables: list[str], rounds: int) -
     sent = 0
     try:
         for i, table in enumerate(tables):
+            key = load_table_key(_key(tmp, table), table)
             prev, seq = "g" * 64, 0
             for rnd in range(1, rounds + 1):
-                for _, typ, data, s_hash in template:
+                for _, typ, template_data, s_hash in template:
                     seq += 1
+                    data = _in_round(template_data, rnd)
                     digest = entry_hash(seq, seq, rnd, typ, canonical_json(data, "d"), prev, s_hash)
                     entry = Entry(seq, seq, rnd, typ, data, prev, digest, s_hash, "")
                     await js.publish_async(
                         journal_subject(table),
                         encode_entry(entry),
-                        headers=headers_for(table, 90000 + i, seq),
+                        headers=headers_for(table, 90000 + i, seq, key.entry_header(seq, digest)),
                     )
                     prev = digest
                     sent += 1
@@ -263,7 +294,7 @@ def run() -> dict[str, float | int | str]:
             assets = {n: 90000 + i for i, n in enumerate(names)}
             cfg2 = _controller_cfg(tmp / "c2", server.url, assets, "BENCH2")
             # the stream also holds the latency table's entries: the new consumer reads them too
-            asyncio.run(_load(server.url, template, names, ROUNDS_EACH))
+            asyncio.run(_load(server.url, template, names, ROUNDS_EACH, tmp))
             sent = asyncio.run(_stream_messages(server.url))
             ctl2 = ControllerThread(cfg2)
             t0 = time.perf_counter()
@@ -273,7 +304,13 @@ def run() -> dict[str, float | int | str]:
             _wait(lambda: controller.consumed >= sent, 60)
             elapsed = time.perf_counter() - t0
             consumed = controller.consumed
+            refused = [t for t, st in controller.pool.tables.items() if st.refused] + sorted(
+                {k[0] for k in controller._entries_refused}
+            )
             ctl2.stop()
+            if refused:  # the figure would measure refusals, not the work
+                raise RuntimeError(f"bench_link: the controller refused {refused[:3]}")
+            mac = _mac_costs(tmp)
         finally:
             server.kill()
     per_table_per_s = len(template) * REAL_ROUNDS_PER_HOUR * SPEEDUP / 3600
@@ -287,4 +324,41 @@ def run() -> dict[str, float | int | str]:
         "link_controller_entries_per_s": round(rate),
         "link_entries_per_round": len(template),
         "link_tables_sustained": int(rate / per_table_per_s),
+        **mac,
+    }
+
+
+def _mac_costs(tmp: Path, n: int = 20_000) -> dict[str, float]:
+    """One entry's MAC at the shipper and its check at the controller, against a bare HMAC of
+    the same message, per entry in microseconds (best of five runs of ``n``)."""
+    import hashlib
+    import hmac
+
+    from controller.link.keys import Keyring, entry_mac, load_table_key
+
+    key = load_table_key(_key(tmp, "P000"), "P000")
+    ring = Keyring(tmp / "link-keys")
+    digest = hashlib.sha256(b"an entry").hexdigest()
+    header = key.entry_header(42, digest)
+    text = f"paigow-link-entry\nP000\n42\n{digest}".encode()
+    assert ring.check_entry("P000", 42, digest, header) is None
+    assert entry_mac(key.secret, "P000", 42, digest) == header.partition(":")[2]
+
+    def best(fn: Any) -> float:
+        runs = []
+        for _ in range(5):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            runs.append((time.perf_counter() - t0) / n * 1e6)
+        return min(runs)
+
+    bare = best(lambda: hmac.new(key.secret, text, hashlib.sha256).hexdigest())
+    check = best(lambda: ring.check_entry("P000", 42, digest, header))
+    sign = best(lambda: key.entry_header(42, digest))
+    return {
+        "link_bare_hmac_us": round(bare, 2),
+        "link_mac_check_us": round(check, 2),
+        "link_mac_sign_us": round(sign, 2),
+        "link_mac_check_vs_bare_hmac": round(check / bare, 2),
     }

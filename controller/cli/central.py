@@ -1,6 +1,6 @@
-"""``tablectl central ingest --nats URL --pg DSN [--once | --until-idle S]`` (every table's journal
-stream into PostgreSQL) and ``tablectl central report shift|meters|hits --pg DSN [--json]`` (the
-floor's view, table by table and in total).
+"""``tablectl central ingest --nats URL --pg DSN --keys DIR [--once | --until-idle S]`` (every
+table's journal stream into PostgreSQL) and ``tablectl central report shift|meters|hits --pg
+DSN [--json]`` (the floor's view, table by table and in total).
 
 Parsing and printing only: the work is `controller.link.central`. Must never print a traceback
 for an unreachable server or a bad argument.
@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 from controller.cli.args import seconds, whole
@@ -23,6 +24,9 @@ def register(sub: Any) -> None:
     ing = actions.add_parser("ingest", help="consume every table's journal stream into PostgreSQL")
     ing.add_argument("--nats", required=True, action="append", help="a NATS server URL (repeat)")
     ing.add_argument("--pg", required=True, help="the PostgreSQL connection string (libpq DSN)")
+    ing.add_argument(
+        "--keys", required=True, help="the tables' link keys (a keyring directory, docs/link.md)"
+    )
     stop = ing.add_mutually_exclusive_group()
     stop.add_argument("--once", action="store_true", help="stop once nothing new arrives")
     stop.add_argument(
@@ -65,14 +69,16 @@ def _connect_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def run_ingest(args: argparse.Namespace) -> int:
     from controller.link.central import CentralError, Ingest
+    from controller.link.keys import Keyring
 
     try:
         options = _connect_options(args)
+        keys = Keyring(Path(args.keys))
     except OSError as exc:
         print(f"central ingest: {exc}", file=sys.stderr)
         return 2
     try:
-        ingest = Ingest(args.nats, args.pg, connect_options=options)
+        ingest = Ingest(args.nats, args.pg, connect_options=options, keys=keys)
         stats = ingest.run(once=args.once, until_idle=args.until_idle)
     except (CentralError, OSError) as exc:
         print(f"central ingest: {exc}", file=sys.stderr)

@@ -1,6 +1,6 @@
-"""``tablectl link serve --config PATH`` (the link controller of a linked progressive) and
+"""``tablectl link serve --config PATH`` (the link controller of a linked progressive),
 ``tablectl link verify --db PATH`` (its journal's chain, anchor and replay through the pool's
-rules).
+rules) and ``tablectl link keys new|retire|list`` (the tables' link keys, docs/link.md).
 
 Parsing and printing only: the service is `controller.link.service`. Must never print a traceback
 for a bad file or a bad configuration.
@@ -26,6 +26,23 @@ def register(sub: Any) -> None:
     ver.add_argument("--db", required=True, help="the pool's journal file")
     ver.add_argument("--json", action="store_true", help="one JSON object on stdout")
     ver.set_defaults(func=run_verify)
+    keys = actions.add_parser("keys", help="the tables' link keys: provision, rotate, retire")
+    kact = keys.add_subparsers(dest="keys_command", required=True)
+    new = kact.add_parser(
+        "new", help="a new key for a table (its first, or its next: a rotation); the key file"
+    )
+    new.add_argument("--keys", required=True, help="the centre's keyring directory")
+    new.add_argument("--table", required=True, help="the table's id")
+    new.add_argument("--out", required=True, help="the table's key file to write (0600)")
+    new.set_defaults(func=run_keys)
+    ret = kact.add_parser("retire", help="remove a table's old key from the keyring")
+    ret.add_argument("--keys", required=True, help="the centre's keyring directory")
+    ret.add_argument("--table", required=True, help="the table's id")
+    ret.add_argument("--key-id", required=True, help="the key id to retire")
+    ret.set_defaults(func=run_keys)
+    lst = kact.add_parser("list", help="each table's key ids (never the keys)")
+    lst.add_argument("--keys", required=True, help="the centre's keyring directory")
+    lst.set_defaults(func=run_keys)
 
 
 def run_serve(args: argparse.Namespace) -> int:
@@ -45,6 +62,30 @@ def run_serve(args: argparse.Namespace) -> int:
     except (SelfCheckFailed, JournalError, OSError) as exc:
         print(f"link serve: {exc}", file=sys.stderr)
         return 3
+
+
+def run_keys(args: argparse.Namespace) -> int:
+    from controller.link import keys
+
+    try:
+        if args.keys_command == "new":
+            out = Path(args.out)
+            if out.exists():
+                why = "the table's key file is never overwritten; write the new one beside it"
+                print(f"link keys: {out} exists: {why}", file=sys.stderr)
+                return 2
+            kid = keys.provision(Path(args.keys), args.table, out)
+            print(f"table {args.table}: key {kid} added to {args.keys}; its key file is {out}")
+        elif args.keys_command == "retire":
+            keys.retire(Path(args.keys), args.table, args.key_id)
+            print(f"table {args.table}: key {args.key_id} retired")
+        else:
+            for table, ids in keys.listing(Path(args.keys)).items():
+                print(f"{table}: {' '.join(ids)}")
+    except OSError as exc:
+        print(f"link keys: {exc}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def run_verify(args: argparse.Namespace) -> int:

@@ -215,6 +215,11 @@ def _linked_problem(args: argparse.Namespace) -> str | None:
         return "--linked needs --headless --rounds N"
     if args.sas_link or args.linger:
         return "--linked takes no --sas-link or --linger"
+    if args.nats is not None and any(f.kind == "nats-down" for f in link_faults):
+        return (
+            "--faults nats-down: takes down the nats-server the run starts; with --nats URL "
+            "the server is not the run's to stop (drop --nats, or use link-down)"
+        )
     return None
 
 

@@ -26,11 +26,13 @@ EXISTS``); the reports only read.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from controller.journal.format import JSON, Entry
@@ -41,8 +43,10 @@ from controller.journal.reports import (
     hits_report,
     shift_report,
 )
+from controller.link.keys import Keyring
 from controller.link.messages import (
     ASSET_HEADER,
+    MAC_HEADER,
     STREAM,
     STREAM_SUBJECTS,
     TOKEN,
@@ -55,6 +59,7 @@ from controller.link.messages import (
     table_of_subject,
 )
 from controller.link.messages import ensure_stream as messages_ensure_stream
+from controller.link.plausible import Watch
 
 DURABLE = "central"
 #: A message not ack'd within this time is redelivered (an ingest killed between commit and ack).
@@ -108,6 +113,12 @@ CREATE TABLE IF NOT EXISTS refused (
     filled_at   timestamptz,
     UNIQUE (table_id, seq, hash, kind)
 );
+-- issue 22: an entry without its table's MAC is 'unauthenticated', one whose claims cannot be
+-- true 'implausible' (the kinds widened in place: a database made before keeps its rows)
+ALTER TABLE refused DROP CONSTRAINT IF EXISTS refused_kind_check;
+ALTER TABLE refused ADD CONSTRAINT refused_kind_check
+    CHECK (kind IN ('forged', 'gap', 'malformed', 'unauthenticated', 'implausible'));
+ALTER TABLE entries ADD COLUMN IF NOT EXISTS link_mac text;
 """
 
 
@@ -138,8 +149,13 @@ class IngestStats:
 
 
 def _asset(msg: Any) -> int | None:
-    raw = (msg.headers or {}).get(ASSET_HEADER)
+    raw = _header(msg, ASSET_HEADER)
     return int(raw) if isinstance(raw, str) and raw.isdigit() else None
+
+
+def _header(msg: Any, name: str) -> str | None:
+    value = (msg.headers or {}).get(name)
+    return value if isinstance(value, str) else None
 
 
 class Ingest:
@@ -153,7 +169,10 @@ class Ingest:
         batch: int = 200,
         connect_options: Mapping[str, Any] | None = None,
         say: Callable[[str], None] | None = None,
+        keys: Path | Keyring,
     ) -> None:
+        self.keys = keys if isinstance(keys, Keyring) else Keyring(keys)
+        self.watches: dict[str, Watch] = {}
         self.servers = servers
         self.dsn = dsn
         self.batch = batch
@@ -164,6 +183,7 @@ class Ingest:
         self._open_gaps: set[str] = set()
         self._alarmed: set[str] = set()  # tables with an alarm not yet cleared: one per incident
         self._pg: Any = None
+        self._out: set[str] = set()  # what is unreachable now (said once)
 
     # ------------------------------------------------------------------ PostgreSQL
     def open_pg(self) -> None:
@@ -181,16 +201,18 @@ class Ingest:
         ).fetchall()
         self._alarmed = {t for (t,) in alarmed}
 
-    def _insert(self, table: str, entry: Entry, asset: int | None, body: bytes) -> None:
+    def _insert(
+        self, table: str, entry: Entry, asset: int | None, body: bytes, link_mac: str | None
+    ) -> None:
         with self._pg.transaction():
             self._pg.execute(
                 "INSERT INTO entries (table_id, seq, ts_ms, round_id, type, data, prev_hash,"
-                " state_hash, hash, mac, asset, body)"
-                " VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s)",
+                " state_hash, hash, mac, asset, body, link_mac)"
+                " VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s, %s)",
                 (
                     table, entry.seq, entry.ts_ms, entry.round_id, entry.type,
                     json.dumps(entry.data), entry.prev_hash, entry.state_hash, entry.hash,
-                    entry.mac, asset, body.decode("utf-8"),
+                    entry.mac, asset, body.decode("utf-8"), link_mac,
                 ),
             )  # fmt: skip
             self._pg.execute(
@@ -246,6 +268,22 @@ class Ingest:
             self.stats.alarms += 1
             self.say(f"central ALARM: table {table}: {kind}: {detail}")
 
+    def _watch(self, table: str) -> Watch:
+        """The plausibility watch of ``table``: at first use, the entries stored of its last
+        two rounds are read into it (what the rules need of the round in play)."""
+        watch = self.watches.get(table)
+        if watch is None:
+            watch = self.watches[table] = Watch()
+            rows = self._pg.execute(
+                "SELECT body FROM entries WHERE table_id = %s AND round_id >= (SELECT"
+                " coalesce(max(round_id), 0) - 1 FROM entries WHERE table_id = %s) ORDER BY seq",
+                (table, table),
+            ).fetchall()
+            for (body,) in rows:
+                with contextlib.suppress(MessageError):
+                    watch.check(decode_entry(body.encode("utf-8")))
+        return watch
+
     def held_hash(self, table: str, seq: int) -> str | None:
         row = self._pg.execute(
             "SELECT hash FROM entries WHERE table_id = %s AND seq = %s", (table, seq)
@@ -269,10 +307,28 @@ class Ingest:
             self._refuse(table, entry.seq, entry.hash, "malformed", f"subject {msg.subject}")
             await msg.term()
             return True
+        where = f"table {table} seq {entry.seq}"
+        link_mac = _header(msg, MAC_HEADER)
+        if _asset(msg) is None:
+            self._refuse(table, entry.seq, entry.hash, "malformed", f"{where}: no asset number")
+            await msg.term()
+            return True
+        why = self.keys.check_entry(table, entry.seq, entry.hash, link_mac)
+        if why is not None:  # not the table's: refused alone, the table's own entries go on
+            self._refuse(table, entry.seq, entry.hash, "unauthenticated", f"{where}: {why}")
+            await msg.term()
+            return True
         head = self.heads.get(table)
         action, why = check_next(table, head, entry)
         if action == "take":
-            self._insert(table, entry, _asset(msg), msg.data)
+            implausible = self._watch(table).check(entry)
+            if implausible is not None:
+                self._refuse(
+                    table, entry.seq, entry.hash, "implausible", f"table {table} {implausible}"
+                )
+                await msg.term()
+                return True
+            self._insert(table, entry, _asset(msg), msg.data, link_mac)
             await msg.ack()  # after the commit: a crash in between only causes a redelivery
             self.stats.taken += 1
             return True
@@ -337,36 +393,92 @@ class Ingest:
         import nats
         import nats.errors
 
+        async def reconnected() -> None:
+            self._back("NATS")
+
+        async def error(exc: Exception) -> None:  # nats-py's default prints a traceback
+            self._outage("NATS", f"{type(exc).__name__}: {exc}")
+
         try:
             nc = await nats.connect(
                 servers=self.servers,
                 connect_timeout=5,
                 allow_reconnect=True,
                 max_reconnect_attempts=-1,
+                reconnect_time_wait=0.5,
+                reconnected_cb=reconnected,
+                error_cb=error,
                 **self.connect_options,
             )
         except Exception as exc:
             raise CentralError(f"NATS {self.servers}: {type(exc).__name__}: {exc}") from None
         try:
-            sub = await self._subscribe(nc.jetstream())
+            sub = None
             last_progress = time.monotonic()
             while True:
                 try:
+                    if sub is None:
+                        sub = await self._subscribe(nc.jetstream())
+                        self._back("NATS")
                     msgs = await sub.fetch(self.batch, timeout=1.0)
                 except (TimeoutError, nats.errors.TimeoutError):  # nothing within the timeout
                     msgs = []
+                except Exception as exc:  # the server is away: one line, then again
+                    self._outage("NATS", f"{type(exc).__name__}: {exc}")
+                    sub = None if "consumer" in str(exc).lower() or sub is None else sub
+                    await asyncio.sleep(0.5)
+                    msgs = []
                 moved = False
                 for msg in msgs:
-                    moved = await self.handle(msg) or moved
+                    try:
+                        moved = await self.handle(msg) or moved
+                    except Exception as exc:  # PostgreSQL away: unacked, so redelivered later
+                        if not self._pg_error(exc):
+                            raise
+                        self._outage("PostgreSQL", f"{type(exc).__name__}: {exc}")
+                        await asyncio.sleep(0.5)
+                        self._reopen_pg()
+                        break
                 if moved:
                     last_progress = time.monotonic()
-                elif once:
+                elif once and sub is not None:
                     break
                 if until_idle is not None and time.monotonic() - last_progress >= until_idle:
                     break
         finally:
-            await nc.flush()
-            await nc.close()
+            with contextlib.suppress(Exception):
+                await nc.flush(timeout=1)
+            with contextlib.suppress(Exception):
+                await nc.close()
+
+    def _outage(self, what: str, detail: str) -> None:
+        """An outage said once, in one line (no traceback), until it ends."""
+        if what not in self._out:
+            self._out.add(what)
+            first = detail.strip().splitlines()[0] if detail.strip() else "unreachable"
+            self.say(f"central ingest: {what} unreachable: {first[:200]}; retrying")
+
+    def _back(self, what: str) -> None:
+        if what in self._out:
+            self._out.discard(what)
+            self.say(f"central ingest: {what} reachable again")
+
+    @staticmethod
+    def _pg_error(exc: Exception) -> bool:
+        try:
+            import psycopg
+        except ImportError:  # pragma: no cover - ingest needs it
+            return False
+        return isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError)
+
+    def _reopen_pg(self) -> None:
+        with contextlib.suppress(Exception):
+            self._pg.close()
+        try:
+            self._pg = connect_pg(self.dsn)
+        except CentralError:
+            return  # still away: the next message tries again
+        self._back("PostgreSQL")
 
     async def _subscribe(self, js: Any) -> Any:
         from nats.js import api

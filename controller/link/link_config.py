@@ -22,7 +22,7 @@ from fsm.rules.progressive import DEFAULT_TABLE, PayTableError, ProgressiveTable
 
 LINK_KEYS = (
     "enabled", "pool", "servers", "timeout_s", "level", "user", "password_file",
-    "tls_ca", "tls_cert", "tls_key",
+    "tls_ca", "tls_cert", "tls_key", "key_file",
 )  # fmt: skip
 _TOKEN_WHAT = "1-32 letters, digits, '_' or '-' (one NATS subject token)"
 _URL = r"^(nats|tls)://[A-Za-z0-9_.\-\[\]:]+(:[0-9]{1,5})?$"
@@ -104,6 +104,8 @@ class LinkSection:
     timeout_s: float = 5.0
     #: the table's progressive level that is linked (default: its first level)
     level: str | None = None
+    #: the table's link key (`controller.link.keys`): every shipped entry and request is MAC'd
+    key_file: Path | None = None
 
     @classmethod
     def from_mapping(cls, data: object, table_id: str, where: str = "link") -> LinkSection:
@@ -120,7 +122,14 @@ class LinkSection:
         level = r.string("level") if r.has("level") else None
         if level is not None and not pool:
             raise ConfigValueError(r.path("level"), "needs link.pool (the level linked to it)")
-        return cls(True, pool, _connection(r), timeout, level)
+        key_file = _path(r, "key_file")
+        if key_file is None:
+            raise ConfigValueError(
+                r.path("key_file"),
+                "required: the table's link key, an absolute path (tablectl link keys new); the "
+                "pool and central take no entry without its MAC",
+            )
+        return cls(True, pool, _connection(r), timeout, level, key_file)
 
     @property
     def linked(self) -> bool:
@@ -131,7 +140,7 @@ class LinkSection:
 CONTROLLER_SECTIONS = ("link", "pool", "tables")
 CONTROLLER_LINK_KEYS = (
     "pool", "servers", "user", "password_file", "tls_ca", "tls_cert", "tls_key", "journal",
-    "anchor", "key_file", "batch", "replicas",
+    "anchor", "key_file", "batch", "replicas", "keys",
 )  # fmt: skip
 POOL_KEYS = (
     "level", "initial_cents", "reset_cents", "rate_bp", "hidden_rate_bp", "limit_cents",
@@ -157,6 +166,8 @@ class ControllerConfig:
     source: str = ""
     #: JetStream replicas of the stream and the bucket it creates (3 on a three-node cluster)
     replicas: int = 1
+    #: the tables' link keys (a keyring directory, `controller.link.keys.Keyring`)
+    keys: Path = Path("/etc/paigow/link-keys")
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "<config>") -> ControllerConfig:
@@ -169,6 +180,13 @@ class ControllerConfig:
         conn = _connection(r)
         batch = r.integer("batch", 256, 1, 4096)
         replicas = r.integer("replicas", 1, 1, 5)
+        keys = _path(r, "keys")
+        if keys is None:
+            raise r.error(
+                "keys",
+                "required: the tables' link keys, a directory (tablectl link keys new); no "
+                "entry is taken without its table's MAC",
+            )
         p = top.table("pool", POOL_KEYS)
         initial = p.integer("initial_cents", lo=0, hi=10**11)
         reset = p.integer("reset_cents", initial, 0, 10**11)
@@ -203,7 +221,7 @@ class ControllerConfig:
             raise ConfigValueError("tables", "two tables share an asset number")
         return cls(
             pool, conn, journal, level, wager, paytable, tables,
-            _path(r, "anchor"), _path(r, "key_file"), batch, source, replicas,
+            _path(r, "anchor"), _path(r, "key_file"), batch, source, replicas, keys,
         )  # fmt: skip
 
 

@@ -22,6 +22,8 @@ STREAM_SUBJECTS = "table.*.journal"
 DUPLICATE_WINDOW_S = 600.0
 KV_BUCKET = "LINK"
 ASSET_HEADER = "Paigow-Asset"
+#: the entry's MAC under the table's link key, ``<key id>:<hex>`` (controller.link.keys)
+MAC_HEADER = "Paigow-Mac"
 MSG_ID_HEADER = "Nats-Msg-Id"
 #: Subject tokens: a table or pool id must be one NATS token (no dot, wildcard or space).
 TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
@@ -44,11 +46,15 @@ def table_of_subject(subject: str) -> str | None:
     return None
 
 
-def msg_id(table_id: str, seq: int, digest: str = "") -> str:
+def msg_id(table_id: str, seq: int, mac: str = "") -> str:
     """The stream's dedupe id: the same entry resent after a crash is kept once; another entry
-    at the same seq (a rolled-back or wiped table) carries another id and reaches the centre,
-    whose witness raises the alarm (``digest``: the entry's hash; its first 16 hex digits)."""
-    return f"{table_id}:{seq}:{digest[:16]}" if digest else f"{table_id}:{seq}"
+    at the same seq (a rolled-back or wiped table) carries another id and reaches the consumers,
+    which raise the fork alarm. ``mac``: the entry's MAC header; the id holds the first 16 hex
+    digits of the MAC itself, so nobody without the table's key can know the id of an entry
+    before it is shipped (a forger that took it first would make the stream drop the real
+    entry as a duplicate)."""
+    code = mac.partition(":")[2] or mac
+    return f"{table_id}:{seq}:{code[:16]}" if code else f"{table_id}:{seq}"
 
 
 def confirm_subject(pool: str) -> str:
@@ -64,8 +70,12 @@ def encode_entry(entry: Entry) -> bytes:
     return json.dumps(entry.to_json(), separators=(",", ":")).encode("utf-8")
 
 
-def headers_for(table_id: str, asset_number: int, seq: int, digest: str = "") -> dict[str, str]:
-    return {MSG_ID_HEADER: msg_id(table_id, seq, digest), ASSET_HEADER: str(asset_number)}
+def headers_for(table_id: str, asset_number: int, seq: int, mac: str = "") -> dict[str, str]:
+    """The headers of one shipped entry (``mac``: its `MAC_HEADER` value)."""
+    headers = {MSG_ID_HEADER: msg_id(table_id, seq, mac), ASSET_HEADER: str(asset_number)}
+    if mac:
+        headers[MAC_HEADER] = mac
+    return headers
 
 
 def decode_entry(body: bytes) -> Entry:

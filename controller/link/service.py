@@ -37,24 +37,28 @@ from typing import Any
 
 from controller.journal.anchor import load_key
 from controller.journal.format import JSON, Entry
+from controller.journal.lock import JournalInUse, JournalLock
 from controller.journal.store import Journal
+from controller.link.keys import Keyring
 from controller.link.link_config import ControllerConfig
 from controller.link.messages import (
     ASSET_HEADER,
     KV_BUCKET,
+    MAC_HEADER,
     STREAM,
     STREAM_SUBJECTS,
     Head,
     MessageError,
-    check_next,
     confirm_subject,
     decode_entry,
     effects_of,
     ensure_stream,
     hit_subject,
     movements,
+    recomputed_hash,
     table_of_subject,
 )
+from controller.link.plausible import Watch
 from controller.service import selfcheck
 from fsm.round.pool import Pool, PoolError, PoolParams
 from fsm.rules.progressive import ProgressiveTable
@@ -69,6 +73,12 @@ ACK_WAIT_S = 5.0
 #: how soon an entry past it is offered again.
 GAP_GRACE_S = 4 * ACK_WAIT_S
 GAP_RETRY_S = 0.5
+#: the hashes of each table's last entries kept in memory to tell a resend from a fork; older
+#: ones are read back from the pool's journal (each ``consumed`` part holds its entries' hashes)
+HASH_WINDOW = 2048
+#: refused messages journaled per table and minute; a flood beyond is logged, not journaled
+#: (a forger must not fill the pool's journal)
+REFUSALS_JOURNALED_PER_MINUTE = 100
 
 
 def utc_now_ms() -> int:
@@ -92,6 +102,18 @@ class PoolJournal:
         self.software = selfcheck.software_hash()
         wanted = params_of(cfg)
         key = None if cfg.key_file is None else load_key(cfg.key_file)
+        try:  # one link controller per pool journal (a second one is refused, touching nothing)
+            self.lock = JournalLock.acquire(cfg.journal)
+        except JournalInUse as exc:
+            raise SelfCheckFailed(f"pool {cfg.pool}: {exc}: one link controller per pool") from None
+        try:
+            self._open(cfg, wanted, key)
+        except BaseException:
+            self.lock.release()
+            raise
+
+    def _open(self, cfg: ControllerConfig, wanted: PoolParams, key: bytes | None) -> None:
+        now_ms = self.now_ms
         self.journal = Journal.open(
             cfg.journal,
             table_id=cfg.pool,
@@ -138,6 +160,7 @@ class PoolJournal:
 
     def close(self) -> None:
         self.journal.close()
+        self.lock.release()
 
 
 class LinkController:
@@ -145,12 +168,18 @@ class LinkController:
 
     def __init__(self, cfg: ControllerConfig, now_ms: NowMs = utc_now_ms) -> None:
         self.cfg = cfg
+        self.keys = Keyring(cfg.keys)
         self.state = PoolJournal(cfg, now_ms)
         self.pool = self.state.pool
         self.heads: dict[str, Head] = {
             k: Head(t.seq, t.hash) for k, t in self.pool.tables.items() if t.seq
         }
         self.refused_logged: set[str] = set()
+        self._watches: dict[str, Watch] = {}
+        self._hashes: dict[str, dict[int, str]] = {}  # table -> seq -> hash (recent window)
+        self._entries_refused: set[tuple[str, int, str]] = set()
+        self._refusals_per_minute: dict[str, tuple[float, int]] = {}
+        self._watches_read = False
         self._gaps: dict[str, tuple[int, float]] = {}  # table -> (seq held, first seen)
         self._hits: asyncio.Queue[Any] = asyncio.Queue()
         self._kv: Any = None
@@ -252,68 +281,23 @@ class LinkController:
         parts: dict[str, dict[str, Any]] = {}
         heads = dict(self.heads)
         later: list[Any] = []
+        watches: dict[str, Watch] = {}  # this batch's, committed with it
         for msg in msgs:
-            table = table_of_subject(msg.subject) or "?"
-            try:
-                entry = decode_entry(msg.data)
-            except MessageError as exc:
-                self._refuse(table, 0, f"table {table}: {exc}")
-                continue
-            why = self.pool.identify(table, _asset(msg))
-            t = self.pool.tables.get(table)
-            if why is None and t is not None and t.refused:
-                continue  # refused once, journaled then
-            if why is not None:
-                self._refuse(table, entry.seq, why)
-                continue
-            action, reason = check_next(table, heads.get(table), entry)
-            if action == "duplicate":
-                continue
-            held = heads.get(table, Head(0, "")).seq
-            if action == "refuse" and entry.seq > held + 1 and self._gap_may_fill(table, held):
-                later.append(msg)  # a redelivery of the missing seq comes after this one
-                continue
-            if action == "refuse":
-                self._refuse(table, entry.seq, reason or "refused")
-                continue
-            self._gaps.pop(table, None)
-            heads[table] = Head(entry.seq, entry.hash)
-            part = parts.setdefault(table, {"table": table, "movements": []})
-            part["last_seq"], part["last_hash"] = entry.seq, entry.hash
-            if entry.type == "link_state" and entry.data.get("pool") == self.pool_id:
-                part["joined"] = True  # from here on the table's contributions are the pool's
-            if not (part.get("joined") or (t is not None and t.joined)):
-                continue  # made before the table was linked: its own meter's, not the pool's
-            level = self.pool.params.level.name
-            for e in effects_of(entry):  # a hit voided at the table (rare)
-                if e.get("type") == "hit_voided" and e.get("level") == level:
-                    part["movements"].append(
-                        {
-                            "seq": entry.seq,
-                            "round_id": entry.round_id,
-                            "kind": "hit_voided",
-                            "position": e.get("position"),
-                            "line": e.get("line"),
-                            "supervisor": e.get("supervisor"),
-                            "reason": e.get("reason"),
-                        }
-                    )
-            for mv in movements(entry, level):
-                part["movements"].append(
-                    {
-                        "seq": entry.seq,
-                        "round_id": mv["round_id"],
-                        "kind": mv["kind"],
-                        **(
-                            {"wagers": mv["wagers"], "wagered_cents": mv["wagered_cents"]}
-                            if mv["kind"] == "contribution"
-                            else {}
-                        ),
-                    }
-                )
+            if self._judge(msg, heads, parts, watches) == "later":
+                later.append(msg)
+        for table, part in parts.items():
+            part["watch"] = watches[table].to_json()
         if parts:
             self.state.append("consumed", {"tables": [parts[k] for k in sorted(parts)]})
             self.heads = heads
+            for table, part in parts.items():
+                self._watches[table] = watches[table]
+                window = self._hashes.setdefault(table, {})
+                first = int(part["first_seq"])
+                window.update({first + i: h for i, h in enumerate(part["hashes"])})
+                if len(window) > HASH_WINDOW:  # the oldest are read back from the journal
+                    for seq in sorted(window)[: len(window) - HASH_WINDOW]:
+                        del window[seq]
         for msg in msgs:  # only once the batch is committed
             if any(msg is m for m in later):
                 await msg.nak(delay=GAP_RETRY_S)
@@ -322,6 +306,217 @@ class LinkController:
         self.consumed += len(msgs)
         if parts:
             await self._publish_value()
+
+    def _judge(
+        self,
+        msg: Any,
+        heads: dict[str, Head],
+        parts: dict[str, dict[str, Any]],
+        watches: dict[str, Watch],
+    ) -> str:
+        """Check one message of the stream and take it into ``parts`` (``"take"``), drop it
+        (``"drop"``: a duplicate, another pool's table, or refused and journaled) or keep it for
+        a gap to fill (``"later"``). Only an entry with the table's MAC can move anything of
+        the table: an entry without it is refused alone, and the table's own entries go on
+        being taken (a forger cannot get the honest table refused)."""
+        table = table_of_subject(msg.subject)
+        if table is None or table not in self.pool.params.tables:
+            return "drop"  # another pool's table (the stream is every table's)
+        t = self.pool.tables.get(table)
+        if t is not None and t.refused:
+            return "drop"  # refused once, journaled then
+        try:
+            entry = decode_entry(msg.data)
+        except MessageError as exc:
+            self._refuse_entry(table, 0, f"not an entry: {exc}")
+            return "drop"
+        why = self.pool.identify(table, _asset(msg))
+        if why is None:
+            why = self.keys.check_entry(table, entry.seq, entry.hash, _header(msg, MAC_HEADER))
+        if why is None:
+            try:
+                if recomputed_hash(entry) != entry.hash:
+                    why = "the entry does not match its hash (altered after its MAC)"
+            except ValueError as exc:
+                why = str(exc)
+        if why is not None:
+            self._refuse_entry(table, entry.seq, why)
+            return "drop"
+        # the table's own entry (its MAC): its chain, a fork, its plausibility
+        head = heads.get(table)
+        held = 0 if head is None else head.seq
+        if entry.seq <= held:
+            known = self._held_hash(table, entry.seq, parts)
+            if known is None or known == entry.hash:
+                return "drop"  # the same entry again (a resend after a crash, a redelivery)
+            self._fork(table, entry, known, f"another entry at seq {entry.seq}, held up to {held}")
+            return "drop"
+        if entry.seq > held + 1:
+            if self._gap_may_fill(table, held):
+                return "later"  # a redelivery of the missing seq comes after this one
+            self._refuse(table, entry.seq, f"table {table} seq {entry.seq}: gap after seq {held}")
+            return "drop"
+        if head is not None and entry.prev_hash != head.hash:
+            self._fork(table, entry, head.hash, f"seq {entry.seq} does not chain to seq {held}")
+            return "drop"
+        part = parts.get(table)
+        joined = bool(part and part.get("joined")) or (t is not None and t.joined)
+        joined = joined or (entry.type == "link_state" and entry.data.get("pool") == self.pool_id)
+        watch = watches.get(table)
+        if watch is None:
+            watch = watches[table] = Watch.from_json(self._watch(table).to_json())
+        implausible = watch.check(entry, self.pool.params.wager_cents if joined else None)
+        if implausible is not None:
+            self._refuse(table, entry.seq, f"table {table} {implausible}")
+            return "drop"
+        self._gaps.pop(table, None)
+        heads[table] = Head(entry.seq, entry.hash)
+        if part is None:
+            part = parts[table] = {"table": table, "movements": [], "first_seq": entry.seq,
+                                   "hashes": []}  # fmt: skip
+        part["hashes"].append(entry.hash)
+        part["last_seq"], part["last_hash"] = entry.seq, entry.hash
+        if joined:
+            part["joined"] = True  # from here on the table's contributions are the pool's
+        else:
+            return "take"  # made before the table was linked: its own meter's, not the pool's
+        level = self.pool.params.level.name
+        for e in effects_of(entry):  # a hit voided at the table (rare)
+            if e.get("type") == "hit_voided" and e.get("level") == level:
+                part["movements"].append(
+                    {
+                        "seq": entry.seq,
+                        "round_id": entry.round_id,
+                        "kind": "hit_voided",
+                        "position": e.get("position"),
+                        "line": e.get("line"),
+                        "supervisor": e.get("supervisor"),
+                        "reason": e.get("reason"),
+                    }
+                )
+        for mv in movements(entry, level):
+            part["movements"].append(
+                {
+                    "seq": entry.seq,
+                    "round_id": mv["round_id"],
+                    "kind": mv["kind"],
+                    **(
+                        {"wagers": mv["wagers"], "wagered_cents": mv["wagered_cents"]}
+                        if mv["kind"] == "contribution"
+                        else {}
+                    ),
+                }
+            )
+        return "take"
+
+    def _watch(self, table: str) -> Watch:
+        """The plausibility watch of ``table`` as last committed (every table's read back from
+        the pool's journal in one pass, at the first entry after a start)."""
+        if not self._watches_read:
+            self._watches_read = True
+            self._watches.update(self._last_watches())
+        watch = self._watches.get(table)
+        if watch is None:
+            watch = self._watches[table] = Watch()
+        return watch
+
+    def _last_watches(self) -> dict[str, Watch]:
+        """Each table's last committed watch, newest ``consumed`` entries first, until every
+        table of the pool is found or the journal is read."""
+        from controller.journal.audit import connect_read_only
+
+        found: dict[str, Watch] = {}
+        want = set(self.pool.params.tables)
+        conn = connect_read_only(self.cfg.journal)
+        try:
+            rows = conn.execute(
+                "SELECT data FROM journal WHERE type = 'consumed' ORDER BY seq DESC"
+            )
+            for (data,) in rows:
+                for part in json.loads(data).get("tables", []):
+                    table = part.get("table")
+                    if table in want and table not in found and "watch" in part:
+                        found[table] = Watch.from_json(part["watch"])
+                if len(found) == len(want):
+                    break
+        finally:
+            conn.close()
+        return found
+
+    def _held_hash(
+        self, table: str, seq: int, parts: Mapping[str, Mapping[str, Any]]
+    ) -> str | None:
+        """The hash of ``table``'s entry at ``seq`` as the pool took it (this batch, the recent
+        window, else the pool's journal: a fork is never hidden as a duplicate)."""
+        part = parts.get(table)
+        if part is not None and int(part["first_seq"]) <= seq:
+            return str(part["hashes"][seq - int(part["first_seq"])])
+        known = self._hashes.get(table, {}).get(seq)
+        if known is not None:
+            return known
+
+        def holds(p: Mapping[str, Any]) -> bool:
+            first = int(p.get("first_seq", 0) or 0)
+            return first > 0 and first <= seq < first + len(p.get("hashes", []))
+
+        found = self._journal_parts(table, holds)
+        if found is None:
+            return None  # taken before the pool kept each hash (an older journal)
+        return str(found["hashes"][seq - int(found["first_seq"])])
+
+    def _journal_parts(
+        self, table: str, want: Callable[[Mapping[str, Any]], bool]
+    ) -> Mapping[str, Any] | None:
+        """The newest ``consumed`` part of ``table`` in the pool's journal that ``want``s."""
+        from controller.journal.audit import connect_read_only
+
+        conn = connect_read_only(self.cfg.journal)
+        try:
+            rows = conn.execute(
+                "SELECT data FROM journal WHERE type = 'consumed' AND instr(data, ?) > 0"
+                " ORDER BY seq DESC",
+                (json.dumps(table),),
+            )
+            for (data,) in rows:
+                for part in json.loads(data).get("tables", []):
+                    if part.get("table") == table and want(part):
+                        return dict(part)
+        finally:
+            conn.close()
+        return None
+
+    def _refuse_entry(self, table: str, seq: int, reason: str) -> None:
+        """Journal one refused message (table, seq, reason) once; the table is not refused:
+        the entry is not the table's, or not as it made it."""
+        key = (table, seq, reason)
+        if key in self._entries_refused:
+            return
+        if len(self._entries_refused) > 10_000:
+            self._entries_refused.clear()
+        self._entries_refused.add(key)
+        start, count = self._refusals_per_minute.get(table, (time.monotonic(), 0))
+        if time.monotonic() - start >= 60.0:
+            start, count = time.monotonic(), 0
+        self._refusals_per_minute[table] = (start, count + 1)
+        if count >= REFUSALS_JOURNALED_PER_MINUTE:  # a flood: logged once, not journaled
+            if count == REFUSALS_JOURNALED_PER_MINUTE:
+                log.error("link controller: table %s: more than %d refused messages this "
+                          "minute: the rest are not journaled", table, count)  # fmt: skip
+            return
+        log.warning("link controller: refused an entry of table %s seq %d: %s", table, seq, reason)
+        self.state.append("entry_refused", {"table": table, "seq": seq, "reason": reason[:300]})
+
+    def _fork(self, table: str, entry: Entry, held: str, detail: str) -> None:
+        """The table's own key made another entry at a seq the pool holds, or one that does
+        not chain: its history was rolled back or rewritten. An alarm at once, and the table
+        is refused (its linked wager unplayable until the cause is found)."""
+        log.error("link controller: ALARM: table %s fork at seq %d: %s", table, entry.seq, detail)
+        self.state.append(
+            "fork_alarm",
+            {"table": table, "seq": entry.seq, "held_hash": held, "received_hash": entry.hash,
+             "detail": detail},
+        )  # fmt: skip
+        self._refuse(table, entry.seq, f"table {table} seq {entry.seq}: fork: {detail}")
 
     def _gap_may_fill(self, table: str, held: int) -> bool:
         """An entry past a gap: the missing ones may still come (JetStream redelivers what a
@@ -333,7 +528,8 @@ class LinkController:
         return time.monotonic() - first[1] < GAP_GRACE_S
 
     def _refuse(self, table: str, seq: int, reason: str) -> None:
-        """Journal a refused stream once per table (the entry names the table and seq)."""
+        """Refuse the table's stream (journaled once, naming the table and seq): its own
+        authenticated entries broke its chain, forked or claimed what cannot be."""
         t = self.pool.tables.get(table)
         if table in self.refused_logged or (t is not None and t.refused):
             return
@@ -362,9 +558,31 @@ class LinkController:
             "operating": True,
             "reason": why or (None if held >= need else f"holds seq {held}, not yet {need}"),
         }
+        if t is not None and t.refused:  # told: the table makes its linked wager unplayable
+            reply["refused"] = t.refused
         await msg.respond(json.dumps(reply).encode())
 
     async def _on_hit(self, msg: Any) -> None:
+        """Queue a hit request made with its table's key; refuse any other at once (a table's
+        NATS user may publish here, but only the table's key makes a request of that table)."""
+        try:
+            req = json.loads(msg.data)
+            table = str(req["table"]) if isinstance(req, dict) else ""
+        except (ValueError, KeyError, TypeError):
+            req, table = None, ""
+        why = "not a JSON object with a table" if not table else None
+        if why is None:
+            why = self.keys.check_request(table, hit_subject(self.pool_id), req)
+        if why is not None:
+            log.warning("link controller: hit request of table %r refused: %s", table, why)
+            if table in self.pool.params.tables:
+                self.state.append(
+                    "request_refused",
+                    {"table": table, "subject": msg.subject, "reason": why[:300]},
+                )
+            with contextlib.suppress(Exception):
+                await msg.respond(json.dumps({"ok": False, "reason": why}).encode())
+            return
         await self._hits.put(msg)
 
     async def _serve_hits(self) -> None:
@@ -408,9 +626,13 @@ class LinkController:
 
 def _asset(msg: Any) -> int | None:
 
-    headers = msg.headers or {}
-    text = headers.get(ASSET_HEADER)
+    text = _header(msg, ASSET_HEADER)
     return int(text) if isinstance(text, str) and text.isdigit() else None
+
+
+def _header(msg: Any, name: str) -> str | None:
+    value = (msg.headers or {}).get(name)
+    return value if isinstance(value, str) else None
 
 
 class PoolReplayer:

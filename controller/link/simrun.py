@@ -15,6 +15,7 @@ Simulation only. Must never run on a live table, or hold a game rule.
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -22,10 +23,11 @@ import tempfile
 import time
 import tomllib
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from controller.config import SIMULATED_TABLE
 from controller.journal.audit import connect_read_only
+from controller.link.keys import provision
 from controller.link.link_config import load_controller_config
 from controller.sim.faults import parse_faults
 
@@ -42,7 +44,10 @@ def table_config(directory: Path, index: int, url: str) -> tuple[Path, str, int]
     text = re.sub(r'(?m)^id = ".*"$', f'id = "{table_id}"', text, count=1)
     text = re.sub(r"(?m)^asset_number = .*$", f"asset_number = {asset}", text, count=1)
     text = re.sub(r'(?m)^path = "/tmp/.*"$', f'path = "{directory / table_id}.db"', text, count=1)
-    text += f'\n[link]\npool = "{POOL}"\nservers = ["{url}"]\ntimeout_s = 1.0\n'
+    key = directory / f"{table_id}.key"
+    if not key.exists():
+        provision(directory / "link-keys", table_id, key)
+    text += f'\n[link]\npool = "{POOL}"\nservers = ["{url}"]\ntimeout_s = 1.0\nkey_file = "{key}"\n'
     path = directory / f"{table_id}.toml"
     path.write_text(text)
     return path, table_id, asset
@@ -57,6 +62,7 @@ def controller_config(directory: Path, url: str, tables: dict[str, int]) -> Path
 pool = "{POOL}"
 servers = ["{url}"]
 journal = "{directory / "pool.db"}"
+keys = "{directory / "link-keys"}"
 
 [pool]
 level = "{level["name"]}"
@@ -88,6 +94,55 @@ def _rounds(db: Path) -> int:
         conn.close()
 
 
+def _contributed(db: Path, level: str) -> int:
+    """The cents wagered on ``level`` that a table's journal contributed (less its reversals:
+    the contributions of the rounds it voided)."""
+    total = last = 0
+    try:
+        conn = connect_read_only(db)
+    except Exception:
+        return 0
+    try:
+        for (data,) in conn.execute("SELECT data FROM journal"):
+            effects = json.loads(data).get("effects", [])
+            mine = [e for e in effects if e.get("type") == "meter_movement"]
+            for e in mine:
+                if e.get("level") == level and e.get("kind") == "contribution":
+                    total += int(e["wagered_cents"])
+                    last = int(e["wagered_cents"])
+                elif e.get("level") == level and e.get("kind") == "reversal":
+                    total -= last
+    finally:
+        conn.close()
+    return total
+
+
+def _pool_contributed(controller: Any, tables: set[str], want: int, wait_s: float = 15.0) -> int:
+    """The cents wagered that the pool took from ``tables`` (contributions less reversals), once
+    it holds ``want`` or ``wait_s`` passed (a controller restored late is still consuming)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        took = 0
+        ctl = controller.controller
+        if ctl is not None:
+            conn = connect_read_only(ctl.cfg.journal)
+            try:
+                wagered: dict[tuple[str, int], int] = {}
+                for (data,) in conn.execute("SELECT data FROM journal"):
+                    for e in json.loads(data).get("effects", []):
+                        key = (str(e.get("table")), int(e.get("round_id") or 0))
+                        if e.get("type") == "pool_contribution" and key[0] in tables:
+                            wagered[key] = int(e["wagered_cents"])
+                            took += wagered[key]
+                        elif e.get("type") == "pool_reversal" and key[0] in tables:
+                            took -= wagered.get(key, 0)
+            finally:
+                conn.close()
+        if took == want or time.monotonic() >= deadline:
+            return took
+        time.sleep(0.2)
+
+
 def run_linked(
     tables: int,
     rounds: int,
@@ -114,6 +169,7 @@ def run_linked(
         nats_url = server.url
     made = [table_config(work, i, nats_url) for i in range(1, tables + 1)]
     cfg = load_controller_config(controller_config(work, nats_url, {t: a for _, t, a in made}))
+    level = cfg.level.name
     controller = ControllerThread(cfg)
     procs: list[subprocess.Popen[bytes]] = []
     try:
@@ -122,7 +178,8 @@ def run_linked(
             print(f"linked run in {work}: {tables} tables on pool {POOL} via {nats_url}", file=out)
         for i, (path, table_id, _) in enumerate(made):
             cmd = [sys.executable, "-m", "controller.cli", "simulate", "--headless", "--rounds",
-                   str(rounds), "--seed", f"{seed}-{i}", "--config", str(path)]  # fmt: skip
+                   str(rounds), "--seed", f"{seed}-{i}", "--config", str(path),
+                   "--verbose"]  # fmt: skip
             if table_faults:
                 cmd += ["--faults", table_faults]
             log = (work / f"{table_id}.log").open("ab")
@@ -158,11 +215,25 @@ def run_linked(
         while time.monotonic() < deadline and (ctl is None or not ctl.ready.is_set()):
             time.sleep(0.1)  # a controller just restored: let it take what is in the stream
             ctl = controller.controller
-        time.sleep(1.0)
+        tables_total = {t: _contributed(work / f"{t}.db", level) for _, t, _ in made}
+        pool_total = _pool_contributed(controller, set(tables_total), sum(tables_total.values()))
         if out:
             pool = controller.controller.pool if controller.controller is not None else None
             shown = "?" if pool is None else f"${pool.display_cents / 100:,.2f}"
             print(f"tables exited {codes}; pool {POOL} meter {shown}", file=out, flush=True)
+            print(
+                f"contributions: the tables journaled {sum(tables_total.values())} cents wagered"
+                f" ({', '.join(f'{t} {c}' for t, c in tables_total.items())}); the pool took "
+                f"{pool_total}",
+                file=out,
+                flush=True,
+            )
+        if pool_total != sum(tables_total.values()):
+            if out:
+                print(
+                    "the pool's contributions differ from the tables': exit 1", file=out, flush=True
+                )
+            return max([1, *codes])
         return max(codes) if codes else 0
     finally:
         for p in procs:

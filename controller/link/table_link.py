@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 from controller.journal.format import Entry
 from controller.journal.tail import Committed, JournalTail, Subscription
+from controller.link.keys import load_table_key
 from controller.link.link_config import LinkSection
 from controller.link.messages import (
     KV_BUCKET,
@@ -56,6 +57,9 @@ log = logging.getLogger(__name__)
 
 #: How long a stop may spend sending the entries committed last (seconds).
 DRAIN_S = 2.0
+#: A backlog that has not moved for this long on a connection the client calls up: the
+#: connection is dropped and made again (a client wedged after a server's restart).
+STALL_S = 10.0
 
 
 class OwnerView(Protocol):
@@ -106,6 +110,10 @@ class LinkStatus:
     need_seq: int = 0
     pool: dict[str, Any] | None = None
     pool_seen_ns: int = 0
+    #: entries committed and not shipped when the link stopped (0 after a clean stop)
+    unshipped: int = 0
+    #: why the link controller refused this table's stream (it said so in its reply)
+    refused: str | None = None
 
 
 class TableLink:
@@ -149,6 +157,9 @@ class TableLink:
         self._up: bool | None = None
         self._asked: dict[str, float] = {}
         self.posted: list[Event] = []
+        self._progress = time.monotonic()  # the shipper's last move (`STALL_S`)
+        #: the table's link key: every shipped entry and request carries its MAC (docs/link.md)
+        self.key = None if section.key_file is None else load_table_key(section.key_file, table_id)
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> None:
@@ -181,6 +192,9 @@ class TableLink:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stop, after sending what is committed (`DRAIN_S` at most): called once the owner
+        made its last commit. What could not go is counted in ``status.unshipped`` and logged:
+        it stays in the journal and goes at the next start."""
         self._stop.set()
         self._wake_all()
         if self._thread is not None:
@@ -189,6 +203,17 @@ class TableLink:
         if self._subscription is not None:
             self.owner.tail.unsubscribe(self._subscription)
             self._subscription = None
+        with contextlib.suppress(Exception):
+            head = int(self.owner.public.seq)
+            self.status.unshipped = max(0, head - self.status.shipped_seq)
+        if self.status.unshipped:
+            log.warning(
+                "link: stopped with %d entries unshipped (seq %d to %d): they stay in the "
+                "journal and are shipped at the next start",
+                self.status.unshipped,
+                self.status.shipped_seq + 1,
+                self.status.shipped_seq + self.status.unshipped,
+            )
 
     @property
     def pool(self) -> dict[str, Any] | None:
@@ -222,16 +247,22 @@ class TableLink:
             log.exception("link: the link thread failed")
 
     async def _main(self) -> None:
-        import nats
-
         self._loop = asyncio.get_running_loop()
         self._wakes = {name: asyncio.Event() for name in ("main", "ship", "hits")}
-        nc: Any = None
+        while not self._stop.is_set():
+            nc = await self._connect()
+            if nc is None:
+                return
+            await self._serve(nc)
+
+    async def _connect(self) -> Any:
+        """A connection to the servers (None: stopped before one was made)."""
+        import nats
+
         opts = self.section.connection.options()
-        tasks: list[asyncio.Task[None]] = []
-        while not self._stop.is_set() and nc is None:
+        while not self._stop.is_set():
             try:
-                nc = await nats.connect(
+                return await nats.connect(
                     **opts,
                     name=f"table {self.table_id}",
                     connect_timeout=min(2.0, self.section.timeout_s),
@@ -248,29 +279,50 @@ class TableLink:
                 log.info("link: cannot connect to %s: %s", opts["servers"], exc)
                 self._check_timeout()
                 await self._sleep(0.5, "main")
-        if nc is None:
-            return
+        return None
+
+    async def _serve(self, nc: Any) -> None:
+        """The link's tasks on ``nc`` until the stop (then the drain) or a stalled shipper (a
+        backlog that has not moved for `STALL_S` while the client says it is connected: the
+        connection is dropped and made again)."""
         self.status.connected = True
+        self._progress = time.monotonic()
+        tasks = [asyncio.create_task(self._ship(nc))]
+        if self.section.pool:  # linked: the pool's client too (not for the witness only)
+            tasks += [
+                asyncio.create_task(self._confirm(nc)),
+                asyncio.create_task(self._watch_pool(nc)),
+                asyncio.create_task(self._hits(nc)),
+            ]
+        stalled = False
         try:
-            tasks = [asyncio.create_task(self._ship(nc))]
-            if self.section.pool:  # linked: the pool's client too (not for the witness only)
-                tasks += [
-                    asyncio.create_task(self._confirm(nc)),
-                    asyncio.create_task(self._watch_pool(nc)),
-                    asyncio.create_task(self._hits(nc)),
-                ]
-            while not self._stop.is_set():
+            while not self._stop.is_set() and not stalled:
                 await self._sleep(0.1, "main")
+                self._check_timeout()  # also when a request hangs in the client
+                stalled = bool(self._buffer) and time.monotonic() - self._progress > STALL_S
+            if stalled:
+                log.warning(
+                    "link: nothing shipped for %g s with %d entries waiting: reconnecting",
+                    STALL_S,
+                    len(self._buffer),
+                )
         finally:
+            # the shipper ends its publish in hand and its cursor's write (it stops at the
+            # stop's wake-up); cancelled mid-write, it would leave what it sent uncounted
+            if not stalled:
+                with contextlib.suppress(BaseException):
+                    await asyncio.wait_for(asyncio.shield(tasks[0]), DRAIN_S)
             for task in tasks:
                 task.cancel()
             for task in tasks:
                 with contextlib.suppress(BaseException):
-                    await task
-            with contextlib.suppress(Exception):  # a clean stop leaves no backlog it can send
-                await asyncio.wait_for(self._drain(nc), DRAIN_S)
-            with contextlib.suppress(Exception):
-                await nc.close()
+                    await asyncio.wait_for(task, 1.0)
+            if not stalled:
+                with contextlib.suppress(Exception):  # a clean stop leaves no backlog to send
+                    await asyncio.wait_for(self._drain(nc), DRAIN_S)
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(nc.close(), 2.0)
+            self.status.connected = False
 
     async def _sleep(self, seconds: float, task: str) -> None:
         """Sleep ``seconds`` unless a new commit (or the stop) wakes ``task`` first."""
@@ -324,22 +376,29 @@ class TableLink:
         sent = 0
         try:
             for entry in self._buffer[:n]:
-                await js.publish(
+                publish = js.publish(
                     subject,
                     encode_entry(entry),
                     timeout=timeout,
-                    headers=headers_for(self.table_id, self.asset, entry.seq, entry.hash),
-                )
+                    headers=headers_for(self.table_id, self.asset, entry.seq, self._mac(entry)),
+                )  # bounded as a whole: the client's own timeout covers only the reply
+                await asyncio.wait_for(publish, timeout + 0.5)
                 sent += 1
         finally:
             if sent:
+                self._progress = time.monotonic()
                 last = self._buffer[sent - 1].seq
                 del self._buffer[:sent]
-                await asyncio.to_thread(write_cursor, self.cursor_file, last)
-                self.status.shipped_seq = last
-                self.status.backlog = len(self._buffer)
                 if not self._buffer:  # every round read so far has gone: forget them
                     self._resolved.clear()
+                try:  # durable first; a stop's cancel does not stop the write, nor the count
+                    await asyncio.shield(asyncio.to_thread(write_cursor, self.cursor_file, last))
+                finally:
+                    self.status.shipped_seq = last
+                    self.status.backlog = len(self._buffer)
+
+    def _mac(self, entry: Entry) -> str:
+        return "" if self.key is None else self.key.entry_header(entry.seq, entry.hash)
 
     async def _drain(self, nc: Any) -> None:
         """At a stop: send what is committed and may go, once (an outage leaves it queued)."""
@@ -354,6 +413,7 @@ class TableLink:
             n = self._shippable()
             self.status.backlog = len(self._buffer)
             if n == 0:
+                self._progress = time.monotonic()  # nothing may go: not a stall
                 await self._sleep(0.25, "ship")
                 continue
             try:
@@ -398,9 +458,16 @@ class TableLink:
             need = self.status.need_seq
             body = {"table": self.table_id, "asset": self.asset, "need_seq": need}
             try:
-                msg = await nc.request(subject, json.dumps(body).encode(), timeout=period)
+                ask = nc.request(subject, json.dumps(body).encode(), timeout=period)
+                msg = await asyncio.wait_for(ask, period + 0.5)
                 reply = json.loads(msg.data)
             except Exception:
+                reply = None
+            if isinstance(reply, dict) and reply.get("refused"):
+                # the pool refused this table's stream: its linked wager is unplayable at once
+                self.status.refused = str(reply["refused"])[:300]
+                if self._up is not False:
+                    self._post_state(False, f"refused by the pool: {self.status.refused}")
                 reply = None
             if isinstance(reply, dict) and reply.get("operating"):
                 self.status.held_seq = int(reply.get("held_seq", 0))
@@ -465,6 +532,8 @@ class TableLink:
                 }
                 if hit.get("corrects"):  # the line the supervisor voided for this one
                     body["corrects"] = hit["corrects"]
+                if self.key is not None:  # made with the table's key (docs/link.md)
+                    body = self.key.sign(subject, body)
                 try:
                     msg = await nc.request(subject, json.dumps(body).encode(), timeout=2.0)
                     reply = json.loads(msg.data)

@@ -334,6 +334,8 @@ class LinkAttachment:
     attached by `wire` when the configuration has ``[link]`` (docs/link.md)."""
 
     name = "link"
+    #: stopped after the owner: the owner's last commit is shipped too (`TableLink.stop`)
+    stop_after_owner = True
 
     def __init__(self, config: TableConfig, journal_path: Path) -> None:
         self._config = config

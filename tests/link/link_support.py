@@ -98,15 +98,35 @@ class NatsServer:
     stop = kill
 
 
+def keyring(directory: Path) -> Path:
+    """The centre's keyring of the tables made in ``directory`` (the controller's and
+    central's ``keys``)."""
+    return directory / "link-keys"
+
+
+def table_key(directory: Path, table_id: str) -> Path:
+    """Table ``table_id``'s link key file, provisioned in the keyring of ``directory`` on first
+    use (``tablectl link keys new``'s code)."""
+    from controller.link.keys import provision
+
+    path = directory / f"{table_id}.key"
+    if not path.exists():
+        provision(keyring(directory), table_id, path)
+    return path
+
+
 def controller_toml(
     path: Path, url: str, tables: dict[str, int], *, pool: str = "POOL1", extra: str = ""
 ) -> Path:
     table_lines = "\n".join(f"{k} = {v}" for k, v in tables.items())
+    for table_id in tables:
+        table_key(path.parent, table_id)
     path.write_text(
         f"""[link]
 pool = "{pool}"
 servers = ["{url}"]
 journal = "{path.parent / "pool.db"}"
+keys = "{keyring(path.parent)}"
 {extra}
 [pool]
 level = "progressive"
@@ -211,7 +231,13 @@ def table_config(
     data["game"].update(card_reading_shoe=False, side_wager={"offered": False})
     data["journal"]["path"] = str(tmp / f"{table_id}.db")
     data["sas"]["enabled"] = False
-    data["link"] = {"pool": "POOL1", "servers": [url], "timeout_s": timeout_s, **(link_extra or {})}
+    data["link"] = {
+        "pool": "POOL1",
+        "servers": [url],
+        "timeout_s": timeout_s,
+        "key_file": str(table_key(tmp, table_id)),
+        **(link_extra or {}),
+    }
     return parse_config(data, f"{table_id}.toml")
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
-from link_support import JACKPOT, ROOT, NatsServer, wait_for
+from link_support import JACKPOT, ROOT, NatsServer, keyring, table_key, wait_for
 from test_link_pool import effects, start_linked
 
 from controller.cli import main
@@ -27,6 +27,7 @@ from controller.journal import reports
 from controller.journal.audit import connect_read_only
 from controller.journal.format import Entry
 from controller.link.central import Ingest, ensure_stream, open_refusals
+from controller.link.keys import load_table_key
 from controller.link.messages import encode_entry, headers_for, journal_subject, recomputed_hash
 from fsm.round.meters import UNIT
 
@@ -59,16 +60,19 @@ def journal_entries(db: Path) -> list[Entry]:
     return [Entry(s, ts, r, t, json.loads(d), p, h, sh, m) for s, ts, r, t, d, p, h, sh, m in rows]
 
 
-def publish(url: str, table: str, entries: list[Entry], msg_ids: bool = True) -> None:
-    """Put entries on the stream as a table's shipper would (or a forger without its ids)."""
+def publish(url: str, table: str, entries: list[Entry], where: Path, msg_ids: bool = True) -> None:
+    """Put entries on the stream as a table's shipper would, MAC'd with the table's key (its
+    key file and the keyring in ``where``), or without the ids JetStream dedupes on."""
     import nats
+
+    key = load_table_key(table_key(where, table), table)
 
     async def go() -> None:
         nc = await nats.connect(url)
         js = nc.jetstream()
         await ensure_stream(js)
         for e in entries:
-            headers = headers_for(table, 71001, e.seq)
+            headers = headers_for(table, 71001, e.seq, key.entry_header(e.seq, e.hash))
             if not msg_ids:
                 headers.pop("Nats-Msg-Id")
             await js.publish(journal_subject(table), encode_entry(e), headers=headers)
@@ -77,8 +81,8 @@ def publish(url: str, table: str, entries: list[Entry], msg_ids: bool = True) ->
     asyncio.run(go())
 
 
-def ingest(url: str, dsn: str, idle: float = 1.5) -> Ingest:
-    run = Ingest([url], dsn, say=lambda text: None)
+def ingest(url: str, dsn: str, where: Path, idle: float = 1.5) -> Ingest:
+    run = Ingest([url], dsn, say=lambda text: None, keys=keyring(where))
     run.run(until_idle=idle)
     return run
 
@@ -117,7 +121,7 @@ def test_floor_totals_in_postgresql_equal_each_tables_report_and_the_pool(
         t.stop()
     tables.clear()
     ctl.stop()
-    run = ingest(nats.url, pg)
+    run = ingest(nats.url, pg, tmp_path)
     assert run.stats.refused == 0
     with psycopg.connect(pg, autocommit=True) as conn:
         from controller.link.central import floor_hits, floor_shift
@@ -174,7 +178,23 @@ def test_forged_entries_are_refused_at_ingest_with_the_table_and_seq_named(
     another content) and an entry that does not chain are refused, recorded in ``refused`` with
     the table and seq, printed, never inserted; the table's later entries wait."""
     entries = journal_entries(played_journal(tmp_path, nats, controllers, tables))
-    assert main(["central", "ingest", "--nats", nats.url, "--pg", pg, "--until-idle", "1.5"]) == 0
+    assert (
+        main(
+            [
+                "central",
+                "ingest",
+                "--nats",
+                nats.url,
+                "--pg",
+                pg,
+                "--until-idle",
+                "1.5",
+                "--keys",
+                str(keyring(tmp_path)),
+            ]
+        )
+        == 0
+    )
     held = len(stored(pg, "T1"))
     assert held == len(entries)
     capsys.readouterr()
@@ -185,9 +205,25 @@ def test_forged_entries_are_refused_at_ingest_with_the_table_and_seq_named(
     rewritten = replace(rewritten, hash=recomputed_hash(rewritten))
     unchained = replace(last, seq=n, prev_hash="0" * 64)
     unchained = replace(unchained, hash=recomputed_hash(unchained))
-    publish(nats.url, "T1", [altered, rewritten], msg_ids=False)
-    publish(nats.url, "T1", [unchained], msg_ids=False)
-    assert main(["central", "ingest", "--nats", nats.url, "--pg", pg, "--until-idle", "1.5"]) == 1
+    publish(nats.url, "T1", [altered, rewritten], tmp_path, msg_ids=False)
+    publish(nats.url, "T1", [unchained], tmp_path, msg_ids=False)
+    assert (
+        main(
+            [
+                "central",
+                "ingest",
+                "--nats",
+                nats.url,
+                "--pg",
+                pg,
+                "--until-idle",
+                "1.5",
+                "--keys",
+                str(keyring(tmp_path)),
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert f"table T1 seq {n}: the entry does not match its hash" in err
     assert "table T1 seq 2: a different hash at a held seq" in err
@@ -204,15 +240,15 @@ def test_a_gapped_stream_is_refused_until_the_gap_fills(
     """Entries after a missing seq are refused (the table and seq named) and not inserted; once
     the missing entry arrives they are taken, in order."""
     entries = _plain_journal(tmp_path)
-    publish(nats.url, "G1", entries[:3] + entries[4:])
-    run = ingest(nats.url, pg)
+    publish(nats.url, "G1", entries[:3] + entries[4:], tmp_path)
+    run = ingest(nats.url, pg, tmp_path)
     assert [s for s, _ in stored(pg, "G1")] == [1, 2, 3]
     gaps = [(t, s, k, r) for t, s, k, r in refused(pg)]
     assert gaps[0][:3] == ("G1", 5, "gap") and "table G1 seq 5: gap" in gaps[0][3]
     assert [s for _, s, _, _ in gaps] == [e.seq for e in entries[4:]]
     assert run.stats.refused == len(gaps)  # each once, however often it is redelivered
-    publish(nats.url, "G1", [entries[3]])
-    ingest(nats.url, pg)
+    publish(nats.url, "G1", [entries[3]], tmp_path)
+    ingest(nats.url, pg, tmp_path)
     assert stored(pg, "G1") == [(e.seq, e.hash) for e in entries]
     with psycopg.connect(pg) as conn:
         assert open_refusals(conn) == []
@@ -227,18 +263,18 @@ def test_ingest_killed_mid_stream_resumes_without_duplicates(
     every entry is held exactly once."""
     entries = _plain_journal(tmp_path, rounds=4)
     half = len(entries) // 2
-    publish(nats.url, "K1", entries[:half])
+    publish(nats.url, "K1", entries[:half], tmp_path)
     cmd = [sys.executable, "-m", "controller.cli", "central", "ingest", "--nats", nats.url,
-           "--pg", pg]  # fmt: skip
+           "--pg", pg, "--keys", str(keyring(tmp_path))]  # fmt: skip
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         wait_for(lambda: _count(pg) == half, 60, what="the first half stored")
     finally:
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-    publish(nats.url, "K1", entries[half:])
-    publish(nats.url, "K1", entries[:half], msg_ids=False)
-    run = ingest(nats.url, pg, idle=2.0)
+    publish(nats.url, "K1", entries[half:], tmp_path)
+    publish(nats.url, "K1", entries[:half], tmp_path, msg_ids=False)
+    run = ingest(nats.url, pg, tmp_path, idle=2.0)
     assert stored(pg, "K1") == [(e.seq, e.hash) for e in entries]
     assert run.stats.taken == len(entries) - half
     assert run.stats.duplicates >= half
@@ -308,5 +344,34 @@ def test_central_unit_runs_the_documented_ingest_and_is_not_restarted_for_bad_ar
     assert (args.command, args.central_command) == ("central", "ingest")
     assert len(args.nats) == 3 and args.user == "central" and "paigow_floor" in args.pg
     assert service["Restart"] == "on-failure" and service["RestartPreventExitStatus"] == "2"
-    assert main(["central", "ingest", "--nats", "nats://127.0.0.1:1", "--pg", "x",
-                 "--password-file", str(tmp_path / "missing")]) == 2  # fmt: skip
+    assert main(["central", "ingest", "--nats", "nats://127.0.0.1:1", "--pg", "x", "--keys",
+                 str(tmp_path), "--password-file", str(tmp_path / "missing")]) == 2  # fmt: skip
+
+
+def test_ingest_says_a_nats_outage_in_one_line_and_takes_up_again(
+    tmp_path: Path, nats: NatsServer, pg: str
+) -> None:
+    """Issue 22 item 4: ``central ingest`` running while its NATS server goes away says so in
+    one line (no traceback), says when it is back, and stores what was shipped meanwhile."""
+    entries = _plain_journal(tmp_path)
+    half = len(entries) // 2
+    publish(nats.url, "O1", entries[:half], tmp_path)
+    cmd = [sys.executable, "-m", "controller.cli", "central", "ingest", "--nats", nats.url,
+           "--pg", pg, "--keys", str(keyring(tmp_path))]  # fmt: skip
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)  # fmt: skip
+    try:
+        wait_for(lambda: _count(pg) == half, 60, what="the first half stored")
+        nats.kill()
+        time.sleep(2.0)
+        nats.start()
+        publish(nats.url, "O1", entries[half:], tmp_path)
+        wait_for(lambda: _count(pg) == len(entries), 60, what="the rest stored")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err, err
+    down = [line for line in err.splitlines() if "NATS unreachable" in line]
+    assert len(down) == 1 and down[0].startswith("central ingest: NATS unreachable: "), err
+    assert "central ingest: NATS reachable again" in err
+    assert stored(pg, "O1") == [(e.seq, e.hash) for e in entries]

@@ -25,7 +25,7 @@ def problems(link: dict[str, Any], table_id: str = "SIM1") -> list[str]:
     return []
 
 
-GOOD = {"pool": "PIT1", "servers": ["tls://nats1:4222"]}
+GOOD = {"pool": "PIT1", "servers": ["tls://nats1:4222"], "key_file": "/etc/paigow/link.key"}
 
 
 @pytest.mark.parametrize(
@@ -40,6 +40,12 @@ GOOD = {"pool": "PIT1", "servers": ["tls://nats1:4222"]}
         ({**GOOD, "colour": "red"}, "SIM1", "link.colour: unknown key"),
         ({**GOOD, "level": "mystery"}, "SIM1", "link.level: 'mystery' is not a level"),
         (GOOD, "SIM-1.A", "table.id: a linked table's id must be"),
+        ({**GOOD, "key_file": "k.key"}, "SIM1", "link.key_file: must be an absolute file path"),
+        (
+            {k: v for k, v in GOOD.items() if k != "key_file"},
+            "SIM1",
+            "link.key_file: required: the table's link key",
+        ),
     ],
 )
 def test_a_bad_link_section_names_its_key(
@@ -56,7 +62,12 @@ def test_a_good_link_section_and_a_disabled_one() -> None:
 
 def test_controller_file_refuses_a_rate_below_nothing_and_shared_asset_numbers() -> None:
     base: dict[str, Any] = {
-        "link": {"pool": "P1", "servers": ["nats://127.0.0.1:4222"], "journal": "/x/pool.db"},
+        "link": {
+            "pool": "P1",
+            "servers": ["nats://127.0.0.1:4222"],
+            "journal": "/x/pool.db",
+            "keys": "/etc/paigow/link-keys",
+        },
         "pool": {"initial_cents": 100000, "rate_bp": 2100},
         "tables": {"T1": 1, "T2": 2},
     }

@@ -1,6 +1,7 @@
 """The link controller itself (NY 5321.18(b)): power-up self-check of its journal, parameter
-changes refused while the link operates, tables identified by asset number, a table's forged
-stream refused with the table and seq named. Real journals; a real nats-server for the stream.
+changes refused while the link operates, tables identified by asset number, an altered entry
+refused with the table and seq named, one controller per pool journal. Real journals; a real
+nats-server for the stream.
 """
 
 from __future__ import annotations
@@ -11,13 +12,14 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from link_support import InProcessController, NatsServer, controller_toml, wait_for
+from link_support import InProcessController, NatsServer, controller_toml, table_key, wait_for
 
 from controller.journal.audit import connect_read_only
 from controller.journal.format import Entry, JournalError, StorageFault, canonical_json, entry_hash
+from controller.link.keys import TableKey, load_table_key
 from controller.link.link_config import load_controller_config
 from controller.link.messages import encode_entry, headers_for, journal_subject
-from controller.link.service import PoolJournal
+from controller.link.service import PoolJournal, SelfCheckFailed
 
 
 def entries(db: Path) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
@@ -57,19 +59,35 @@ def test_power_up_self_check_refuses_a_tampered_pool(tmp_path: Path) -> None:
         PoolJournal(load_controller_config(path))
 
 
-async def _publish(url: str, table: str, asset: int, entry: Entry) -> None:
+def test_a_second_link_controller_on_the_same_journal_is_refused(tmp_path: Path) -> None:
+    """One link controller per pool journal (issue 22): a second one, in this process or
+    another, is refused at once naming the journal, and touches nothing."""
+    path = controller_toml(tmp_path / "link.toml", "nats://127.0.0.1:1", {"T1": 70001})
+    first = PoolJournal(load_controller_config(path))
+    try:
+        count = first.journal.count()
+        with pytest.raises(SelfCheckFailed, match=r"pool\.db is in use .*one link controller"):
+            PoolJournal(load_controller_config(path))
+        assert first.journal.count() == count
+    finally:
+        first.close()
+    PoolJournal(load_controller_config(path)).close()  # released with the first
+
+
+async def _publish(url: str, table: str, asset: int, entry: Entry, key: TableKey) -> None:
     import nats
 
     nc = await nats.connect(url)
     try:
+        mac = key.entry_header(entry.seq, entry.hash)
         await nc.jetstream().publish(
-            journal_subject(table), encode_entry(entry), headers=headers_for(table, asset, 1)
+            journal_subject(table), encode_entry(entry), headers=headers_for(table, asset, 1, mac)
         )
     finally:
         await nc.close()
 
 
-def test_a_forged_stream_is_refused_with_the_table_and_seq(
+def test_an_altered_entry_is_refused_with_the_table_and_seq(
     tmp_path: Path,
     nats: NatsServer,
     controllers: list,  # type: ignore[type-arg]
@@ -82,11 +100,14 @@ def test_a_forged_stream_is_refused_with_the_table_and_seq(
     data = {"effects": []}
     digest = entry_hash(1, 5, None, "power_up", canonical_json(data, "d"), "g", "s")
     forged = Entry(1, 5, None, "power_up", {"effects": [], "x": 1}, "g", digest, "s", "")
-    wait_for(lambda: _try(nats.url, forged), 15, what="the stream")
-    wait_for(lambda: any(t == "chain_refused" for t, _ in entries(pool_db)), 15, what="refusal")
-    (refusal,) = [d for t, d in entries(pool_db) if t == "chain_refused"]
+    key = load_table_key(table_key(tmp_path, "T1"), "T1")  # MAC'd over the hash it claims
+    wait_for(lambda: _try(nats.url, forged, key), 15, what="the stream")
+    wait_for(lambda: any(t == "entry_refused" for t, _ in entries(pool_db)), 15, what="refusal")
+    (refusal,) = [d for t, d in entries(pool_db) if t == "entry_refused"]
     assert refusal["table"] == "T1" and refusal["seq"] == 1
-    assert "table T1 seq 1" in refusal["reason"] and "hash" in refusal["reason"]
+    assert "does not match its hash" in refusal["reason"]
+    # the entry alone is refused, never the table (its real entries may still come)
+    assert not any(t == "chain_refused" for t, _ in entries(pool_db))
 
 
 def _powered_up(db: Path) -> bool:
@@ -96,9 +117,9 @@ def _powered_up(db: Path) -> bool:
         return False
 
 
-def _try(url: str, entry: Entry) -> bool:
+def _try(url: str, entry: Entry, key: TableKey) -> bool:
     try:
-        asyncio.run(_publish(url, "T1", 70001, entry))
+        asyncio.run(_publish(url, "T1", 70001, entry, key))
     except Exception:
         return False
     return True

@@ -16,6 +16,7 @@ from link_support import LinkedTable, NatsServer, wait_for
 from controller.journal.audit import connect_read_only
 from controller.link.messages import (
     DUPLICATE_WINDOW_S,
+    MAC_HEADER,
     MSG_ID_HEADER,
     STREAM,
     STREAM_SUBJECTS,
@@ -91,7 +92,11 @@ def test_every_entry_shipped_once_as_journaled_backlog_through_outage(
     conn.close()
     for msg, (seq, data, digest) in zip(msgs, rows, strict=True):
         assert msg.subject == "table.T1.journal"
-        assert msg.headers[MSG_ID_HEADER] == f"T1:{seq}:{digest[:16]}"  # the hash: issue 23
+        mac = t.link.key.entry_header(seq, digest)  # the table's key's MAC (issue 22)
+        assert msg.headers[MAC_HEADER] == mac
+        # the dedupe id: another entry at the seq has another id (issue 23), and no one without
+        # the table's key can know it before the entry is shipped (issue 22)
+        assert msg.headers[MSG_ID_HEADER] == f"T1:{seq}:{mac.partition(':')[2][:16]}"
         entry = decode_entry(msg.data)
         assert (entry.seq, entry.hash, entry.data) == (seq, digest, json.loads(data))
         assert check_next("T1", head, entry) == ("take", None)
@@ -140,3 +145,37 @@ def test_a_forged_entry_is_refused_with_the_table_and_seq() -> None:
     other = make(2, "not-one", {"a": 2})
     action, why = check_next("T9", Head(1, one.hash), other)
     assert action == "refuse" and why is not None and "does not chain" in why
+
+
+def test_a_table_that_stops_with_unshipped_entries_says_how_many(
+    tmp_path: Path,
+    nats: NatsServer,
+    tables: list,  # type: ignore[type-arg]
+    caplog: Any,
+) -> None:
+    """Issue 22 item 4: a stop during an outage cannot send the backlog; the link's status and
+    log say how many entries stay unshipped (they are in the journal and go at the next start)."""
+    stream(nats.url, create=True)
+    t = LinkedTable(tmp_path, "T1", 70001, nats.url)
+    t.start()
+    tables.append(t)
+    t.open()
+    wait_for(lambda: t.link.status.shipped_seq == journal_count(t.db), what="shipped")
+    nats.kill()
+    t.ev("table_closed", supervisor="trainer")
+    t.ev("table_opened", supervisor="trainer")
+    shipped = t.link.status.shipped_seq
+    link = t.link
+    t.stop()
+    tables.remove(t)
+    waiting = journal_count(t.db) - shipped
+    assert waiting >= 2 and link.status.unshipped == waiting
+    assert f"link: stopped with {waiting} entries unshipped (seq {shipped + 1} to" in caplog.text
+    nats.start()
+    again = LinkedTable(tmp_path, "T1", 70001, nats.url)
+    again.start()
+    tables.append(again)
+    wait_for(lambda: again.link.status.shipped_seq == journal_count(again.db), 20, what="sent")
+    again.stop()
+    tables.remove(again)
+    assert again.attachment.link is None and len(stream(nats.url)) == journal_count(again.db)

@@ -23,10 +23,12 @@ from link_support import (
     controller_toml,
     effects,
     journal,
+    table_key,
     wait_for,
 )
 
 from controller.journal.audit import connect_read_only, verify
+from controller.link.keys import load_table_key
 from controller.link.messages import hit_subject
 from controller.link.service import PoolReplayer
 from fsm.round.meters import UNIT
@@ -114,11 +116,12 @@ async def _ask(url: str, body: dict[str, Any]) -> dict[str, Any]:
         await nc.close()
 
 
-def stale_request(round_id: int, line: str) -> dict[str, Any]:
+def stale_request(round_id: int, line: str, where: Path) -> dict[str, Any]:
     """The request the table's link client sends for the hit at position 1 (as a view one
-    publication old still shows it)."""
-    return {"table": "T1", "asset": TABLES["T1"], "round": round_id, "position": 1,
+    publication old still shows it), MAC'd with T1's key (its key file in ``where``)."""
+    body = {"table": "T1", "asset": TABLES["T1"], "round": round_id, "position": 1,
             "level": "progressive", "line": line, "wager_cents": 100, "seq": 1}  # fmt: skip
+    return load_table_key(table_key(where, "T1"), "T1").sign(hit_subject("POOL1"), body)
 
 
 def test_a_corrected_line_of_a_locked_linked_hit_is_locked_by_the_controller_k3ii(
@@ -146,7 +149,7 @@ def test_a_corrected_line_of_a_locked_linked_hit_is_locked_by_the_controller_k3i
     t.validate_hits()  # waits for the controller's lock of the corrected line
     wait_for(lambda: t.state in ("Open_Betting", "Open_Shuffling"), what="round end")
     wait_for(lambda: holds(t, void_seq(t)), what="the controller holds the table's void")
-    refused = asyncio.run(_ask(nats.url, stale_request(round_id, JACKPOT)))
+    refused = asyncio.run(_ask(nats.url, stale_request(round_id, JACKPOT, tmp_path)))
     assert refused["ok"] is False and "voided" in refused["reason"]
     ctl.stop()
 
@@ -189,7 +192,7 @@ def test_a_void_that_reaches_the_controller_before_its_lock_request_refuses_it(
     seq = void_seq(t)
     ctl.start()
     wait_for(lambda: holds(t, seq), 20, what="the controller consumed the table's void")
-    refused = asyncio.run(_ask(nats.url, stale_request(round_id, JACKPOT)))
+    refused = asyncio.run(_ask(nats.url, stale_request(round_id, JACKPOT, tmp_path)))
     assert refused["ok"] is False and "voided" in refused["reason"]
     ctl.stop()
 
@@ -221,7 +224,7 @@ def test_a_corrected_line_of_an_unlocked_linked_hit_refuses_the_voided_lines_loc
     t.validate_hits(20)
     wait_for(lambda: t.state in ("Open_Betting", "Open_Shuffling"), what="round end")
     wait_for(lambda: holds(t, void_seq(t)), what="the controller holds the table's void")
-    refused = asyncio.run(_ask(nats.url, stale_request(round_id, JACKPOT)))
+    refused = asyncio.run(_ask(nats.url, stale_request(round_id, JACKPOT, tmp_path)))
     assert refused["ok"] is False and "voided" in refused["reason"]
     ctl.stop()
 

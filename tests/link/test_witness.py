@@ -16,7 +16,7 @@ import sqlite3
 from pathlib import Path
 
 import psycopg
-from link_support import SUP, LinkedTable, NatsServer, wait_for
+from link_support import SUP, LinkedTable, NatsServer, table_key, wait_for
 from test_central import ingest, stored
 from test_link_shipper import journal_count, stream
 
@@ -60,7 +60,7 @@ def _witnessed(tmp_path: Path, nats: NatsServer, pg: str, tables: list, table_id
     t.open()
     wait_for(lambda: t.link.status.shipped_seq == journal_count(t.db), what="shipped")
     _stop(t, tables)
-    ingest(nats.url, pg)
+    ingest(nats.url, pg, tmp_path)
     assert len(stored(pg, table_id)) == journal_count(t.db)
     assert alarms(pg) == []
     return t.db
@@ -78,7 +78,7 @@ def test_a_rolled_back_table_raises_the_alarm_at_the_next_entry_it_ships(
     shutil.copyfile(old / db.name, db)  # journal and anchor restored from the older copy
     shutil.copyfile(old / default_anchor_path(db).name, default_anchor_path(db))
     _run(tmp_path, nats.url, tables, "W1")  # power-up appends seq k + 1: a re-used seq
-    ingest(nats.url, pg)
+    ingest(nats.url, pg, tmp_path)
     assert alarms(pg) == [("W1", "rollback", k + 1)]
 
 
@@ -92,7 +92,7 @@ def test_a_wiped_table_raises_the_alarm_at_the_next_entry_it_ships(
     for p in (db, default_anchor_path(db)):
         p.unlink()
     _run(tmp_path, nats.url, tables, "W2")  # a fresh journal: its power-up is seq 1
-    ingest(nats.url, pg)
+    ingest(nats.url, pg, tmp_path)
     assert alarms(pg) == [("W2", "wipe", 1)]
 
 
@@ -134,7 +134,7 @@ def test_a_forked_table_raises_the_alarm_at_the_next_entry_it_ships(
     writer.settle(n, last)
     writer.close()
     _run(tmp_path, nats.url, tables, "W3")  # its power-up, seq n + 1, chains to the forgery
-    ingest(nats.url, pg)
+    ingest(nats.url, pg, tmp_path)
     assert alarms(pg) == [("W3", "fork", n + 1)]
 
 
@@ -157,7 +157,7 @@ def test_a_table_with_a_floor_connection_but_no_pool_ships_its_journal_to_the_wi
     raw["game"].update(card_reading_shoe=False, side_wager={"offered": False})
     raw["journal"]["path"] = str(tmp_path / "W4.db")
     raw["sas"]["enabled"] = False
-    raw["link"] = {"servers": [nats.url]}
+    raw["link"] = {"servers": [nats.url], "key_file": str(table_key(tmp_path, "W4"))}
     config = parse_config(raw, "W4.toml")
     assert config.link.enabled and not config.link.linked
     assert "witness" in " ".join(config.summary())
@@ -180,7 +180,7 @@ def test_a_table_with_a_floor_connection_but_no_pool_ships_its_journal_to_the_wi
     tables.append(t)
     t.open()
     wait_for(lambda: t.link.status.shipped_seq == journal_count(t.db), what="shipped")
-    ingest(nats.url, pg)
+    ingest(nats.url, pg, tmp_path)
     assert [s for s, _ in stored(pg, "W4")] == list(range(1, journal_count(t.db) + 1))
     conn = sqlite3.connect(f"file:{t.db}?mode=ro", uri=True)
     types = [ty for (ty,) in conn.execute("SELECT type FROM journal")]
