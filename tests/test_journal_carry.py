@@ -211,7 +211,7 @@ def test_tablectl_journal_carry_with_two_pins_and_verify_previous(tmp_path: Path
     config = tmp_path / "table.toml"
     text = (ROOT / "deploy" / "config.example.toml").read_text()
     text = text.replace('"/var/lib/paigow/journal.db"', f'"{tmp_path / "journal.db"}"')
-    text = text.replace('key_file = "/etc/paigow/journal.key"', "")
+    text = text.replace('seal_key = "/var/lib/paigow/journal.seal"', "")
     text = text.replace('id = "T1"', 'id = "T9"')
     text += f'\n[supervisors.bo]\nname = "Bo"\npin_hash = "{hash_pin("2468")}"\n'
     config.write_text(text)
