@@ -171,7 +171,8 @@ def test_install_sh_installs_offline_into_a_throwaway_debian_root(tmp_path: Path
     # forward-secure seals by default (issue 23): the sealing key made as the service user, who
     # overwrites it after every entry; its verification key printed once, kept off the Pi
     assert "/var/lib/paigow/journal.seal 600 paigow:paigow" in modes
-    assert re.search(r"VERIFICATION KEY.*\n\s+pgvk1-[0-9a-f-]+", install), install[-2000:]
+    assert "VERIFICATION KEY" in install
+    assert re.search(r"\n\s+pgvk1-[0-9a-f-]+\n", install), install[-2000:]
     assert "journal.key" not in install
     assert "/etc/paigow/table.toml 640 root:paigow" in modes
     assert "/var/lib/paigow 750 paigow:paigow" in modes
