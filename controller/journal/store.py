@@ -275,7 +275,7 @@ class Journal:
                     raise JournalError(f"{p}: cannot switch to WAL mode (got {row})")
             journal = cls._vouch(conn, p, key, anchor_path, sealer)
             if anchor_path is not None:
-                writer = AnchorWriter(anchor_path, key, on_idle=journal._sync_seal)
+                writer = AnchorWriter(anchor_path, key, on_sync=journal._sync_seal)
                 # both slots: no record of an entry left in flight by a cut outlives power-up
                 head = journal._last_hash if journal._last_seq else "0" * 64
                 writer.settle(journal._last_seq, head)
@@ -640,7 +640,8 @@ class Journal:
                 anchor.after_commit()
             except AnchorError as exc:
                 raise JournalError(f"{self.path}: seq {seq} committed but {exc}") from exc
-            anchor.post(seq, digest)  # written beside the next COMMIT, or after LINGER_S
+            # written beside the next COMMIT, or after LINGER_S, when due: the end of a round
+            anchor.post(seq, digest, due=completes)
         return AppendedEntry(seq, ts_ms, round_id, type, data_json, prev, digest, s_hash, mac)
 
     # ----------------------------------------------------------------------------- reading
@@ -701,9 +702,9 @@ class Journal:
         return self.meta.get("key_id", "").startswith(SEAL_PREFIX)
 
     def _sync_seal(self) -> None:
-        """Make the sealing key's last overwrite durable (the anchor's thread calls it when the
-        table is idle; `flush_anchor` and `close` too). A failure is logged: the older key on disk
-        still derives forward, only its erasure waits."""
+        """Make the sealing key's last overwrite durable (the anchor's thread calls it after each
+        record it writes; `flush_anchor` and `close` too). A failure is logged: the older key on
+        disk still derives forward, only its erasure waits."""
         sealer = self._sealer
         if sealer is not None:
             try:
