@@ -23,8 +23,8 @@ The sealing-key file (``SEAL_FILE_SIZE`` bytes, one ASCII line ``PGS1 <seal id> 
 ``next seq`` is the seq the key seals next. It never gets ahead of the journal: k_{n+1} is written
 only after entry n's COMMIT returned. It may fall behind it (a power cut loses the unsynced
 write): the writer then derives forward. It is synced with the anchor's record (each round's
-end) and at close (`SealKeyFile.sync`), not at every entry (docs/journal.md: what flash wear-levelling means for
-"overwritten").
+end) and at close (`SealKeyFile.sync`), not at every entry (docs/journal.md: what flash
+wear-levelling means for "overwritten").
 
 This module must never keep the verification key on the Pi (it is printed, never written to a
 file by `setup-keys`) and never move a sealing key backwards.
