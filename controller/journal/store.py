@@ -258,7 +258,8 @@ class Journal:
                         f"{p}: storage fault: the journal is empty or missing but its sealing "
                         f"key {sealer.path} has sealed {sealer.next_seq - 1} entries of journal "
                         f"{sealer.journal_key_id}: that journal was lost or replaced (restore it; "
-                        "a new journal needs a new sealing key, docs/journal.md)"
+                        "or begin a new journal carrying the meters over: tablectl journal carry, "
+                        "docs/journal.md)"
                     )
                 key_name = sealer.journal_key_id if sealer is not None else None
                 cls._create_schema(
@@ -307,7 +308,8 @@ class Journal:
             raise StorageFault(
                 f"{path}: storage fault: the journal is empty or missing but its anchor "
                 f"{anchor_path} records seq {record.acked}: the journal file was lost or replaced "
-                "(restore it, or move the anchor away to start a new journal deliberately)"
+                "(restore it, or begin a new journal carrying the meters over with two "
+                "supervisors' PINs: tablectl journal carry, docs/journal.md)"
             )
 
     @staticmethod
