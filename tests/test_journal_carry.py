@@ -188,7 +188,7 @@ def test_a_sealed_table_carries_into_a_journal_sealed_with_a_new_key(tmp_path: P
     for suffix in ("-wal", "-shm"):
         Path(f"{live}{suffix}").unlink(missing_ok=True)
     anchor = default_anchor_path(live)  # the configured anchor stays where it was
-    with pytest.raises(StorageFault, match="was lost or replaced.*tablectl journal carry"):
+    with pytest.raises(StorageFault, match=r"was lost or replaced.*tablectl journal carry"):
         Journal.open(live, table_id="T9", seal_file=old_key)
     with pytest.raises(CarryError, match=r"has sealed .* move it aside"):
         _carry(live, archived, seal_file=old_key, anchor=anchor)

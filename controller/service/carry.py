@@ -57,11 +57,25 @@ def _read_head(path: Path) -> tuple[dict[str, str], int, str, dict[str, JSON]]:
         conn.close()
     if row is None:
         raise CarryError(f"{path}: holds no entry: there are no meters to carry")
+    last = conn_last_seq(path)
+    if int(row[0]) != last:
+        raise CarryError(
+            f"{path}: its stored state is of seq {row[0]}, not of its last entry {last} (the "
+            "table stopped without a clean stop): start and stop the table once, then carry"
+        )
     snapshot = decode_object(row[2], "state.snapshot")
     meters = snapshot.get("meters")
     if not isinstance(meters, dict) or not meters:
         raise CarryError(f"{path}: its stored state holds no meters")
     return meta, int(row[0]), str(row[1]), meters
+
+
+def conn_last_seq(path: Path) -> int:
+    conn = connect_read_only(path)
+    try:
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0])
+    finally:
+        conn.close()
 
 
 def from_journal(
