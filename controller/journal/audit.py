@@ -300,7 +300,6 @@ class _Walk:
         self.rounds = 0
         self.last_seq = 0
         self.last_hash = genesis
-        self.last_state_hash = ""
         #: the seq the stored state reflects (set before the walk), and that entry's hash, state
         #: hash and the rounds completed up to it, once walked
         self.state_at: int | None = None
@@ -419,7 +418,7 @@ class _Walk:
         ):
             add(f"seq {seq}: keyed chain: MAC does not match (rewritten without the key)")
             problems.at(seq)
-        self.last_seq, self.last_hash, self.last_state_hash = seq, digest, s_hash
+        self.last_seq, self.last_hash = seq, digest
         try:
             obj = decode_object(data, f"seq {seq}: data")
             if canonical_json(obj, f"seq {seq}: data") != data:
