@@ -35,6 +35,7 @@ pai_gow_wagers
 restored_seq
 clock_synced
 unjournaled
+previous_key_id  # meters_carried: read by verify --previous (controller/service/carry.py) from the data
 PlayComplete  # registered by @event: the machine steps it by its name
 REJECT_CAUSES  # the catalogue of rejected.cause (docs)
 effects_json

@@ -6,7 +6,9 @@ stress suite's write recorder (tests/stress/pcut.c, LD_PRELOADed, killing nothin
 write to the journal, its WAL and its anchor, and every fsync/fdatasync of them.
 ``journal_bytes_per_round`` and ``journal_syncs_per_round`` are their totals over the rounds
 played; ``journal_write_amplification``: the bytes written over the bytes of the entries they
-store. Needs a C compiler (cc); writes nothing but temporary files.
+store. ``journal_sealed_*``: the same with forward-secure seals, as a live table installed by
+deploy/install.sh runs (the sealing-key file watched too). Needs a C compiler (cc); writes
+nothing but temporary files.
 """
 
 from __future__ import annotations
@@ -22,13 +24,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from tests.stress.disk import build_recorder, parse_log  # noqa: E402
+from tests.stress.powercut import sealed_table  # noqa: E402
 
 WARM_ROUNDS = 20
 ROUNDS = 100
 
 
-def _simulate(db: Path, rounds: int, env: dict[str, str]) -> None:
+def _simulate(db: Path, rounds: int, env: dict[str, str], config: Path | None = None) -> None:
     cmd = [sys.executable, "-m", "controller.cli", "simulate", "--headless"]
+    if config is not None:
+        cmd += ["--config", str(config)]
     cmd += ["--rounds", str(rounds), "--seed", "29", "--db", str(db)]
     done = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     if done.returncode != 0:
@@ -56,15 +61,22 @@ def _last_seq(db: Path) -> int:
         conn.close()
 
 
-def measure(rounds: int = ROUNDS, warm: int = WARM_ROUNDS) -> dict[str, float | int | str]:
+def measure(
+    rounds: int = ROUNDS, warm: int = WARM_ROUNDS, sealed: bool = False
+) -> dict[str, float | int | str]:
     with tempfile.TemporaryDirectory(prefix="bench-storage-") as tmp_name:
         tmp = Path(tmp_name)
         recorder = build_recorder(tmp)
         db = tmp / "journal.db"
         env = dict(os.environ)
-        _simulate(db, warm, env)
+        config, seal_file = None, None
+        if sealed:
+            config, seal_file, _ = sealed_table(tmp, "journal")
+        _simulate(db, warm, env, config)
         before = _last_seq(db)
         watched = [db, Path(f"{db}-wal"), Path(f"{db}.anchor")]
+        if seal_file is not None:
+            watched.append(seal_file)
         log = tmp / "pcut.log"
         env.update(
             LD_PRELOAD=str(recorder),
@@ -73,13 +85,13 @@ def measure(rounds: int = ROUNDS, warm: int = WARM_ROUNDS) -> dict[str, float | 
             PCUT_KILL_AT="0",
             PCUT_KILL_AFTER="0",
         )
-        _simulate(db, warm + rounds, env)
+        _simulate(db, warm + rounds, env, config)
         ops = parse_log(log)
         entries, entry_bytes = _entry_bytes(db, before)
     written: Counter[str] = Counter()
     syncs: Counter[str] = Counter()
     for op in ops:
-        name = Path(op.path).name.replace("journal.db", "db")
+        name = Path(op.path).name.replace("journal.db", "db").replace("journal.seal", "seal")
         if op.kind == "W":
             written[name] += len(op.new)
         elif op.kind == "S":
@@ -99,7 +111,12 @@ def measure(rounds: int = ROUNDS, warm: int = WARM_ROUNDS) -> dict[str, float | 
 
 
 def run() -> dict[str, float | int | str]:
-    return measure()
+    figures = measure()
+    sealed = measure(sealed=True)
+    for key in ("bytes", "syncs"):
+        figures[f"journal_sealed_{key}_per_round"] = sealed[f"journal_{key}_per_round"]
+        figures[f"journal_seal_{key}_per_round"] = sealed.get(f"journal_seal_{key}_per_round", 0)
+    return figures
 
 
 if __name__ == "__main__":

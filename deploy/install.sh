@@ -19,7 +19,9 @@
 #      manifest the service compares its power-up hash with (controller/service/selfcheck.py)
 #   4. /etc/paigow/table.toml from deploy/config.example.toml (never overwritten), root:paigow 0640
 #   5. /var/lib/paigow for the journal, paigow:paigow 0750
-#   6. /etc/paigow/journal.key: the journal's keyed-chain key (never overwritten), root:paigow 0440
+#   6. the journal's forward-secure sealing key ([journal] seal_key, /var/lib/paigow/journal.seal),
+#      made once as paigow by `tablectl journal setup-keys`, which prints the verification key
+#      (kept off the Pi); a kept configuration with key_file gets its static key as before
 #   7. the udev rules of deploy/udev/ (stable /dev/paigow-shoe and /dev/paigow-shuffler)
 #   8. /etc/modules-load.d/paigow-table.conf: usbserial and cdc_acm loaded at boot, so the
 #      unit's DeviceAllow=char-ttyUSB / char-ttyACM rules exist when it starts
@@ -184,22 +186,49 @@ fi
 say "journal directory $STATE_DIR"
 run install -d -m 0750 -o "$SERVICE_USER" -g "$SERVICE_USER" "$STATE_DIR"
 
-# --- 6. journal key (keyed chain) -- begin: journal helper, issue 7 ---------------------------
-# The HMAC-SHA256 key of the journal's keyed chain ([journal] key_file), outside the journal:
-# 32 random bytes as 64 hex digits, root:paigow 0440. Never overwritten: a new key would make
-# the existing journal's MACs unverifiable. Back it up apart from the journal (docs/journal.md).
-KEY_FILE="$CONF_DIR/journal.key"
-if [ -e "$KEY_FILE" ]; then
-    say "journal key $KEY_FILE exists: kept"
-else
-    say "journal key $KEY_FILE"
-    if [ "$DRY_RUN" -eq 1 ]; then
-        printf '    %s\n' "od -An -tx1 -N32 /dev/urandom | tr -d ' \\n' > $KEY_FILE"
+# --- 6. journal sealing key (forward-secure seals; docs/journal.md) --------------------------
+# The configuration's [journal] seal_key (the example's: /var/lib/paigow/journal.seal): made once,
+# as the service user who overwrites it after every entry, by `tablectl journal setup-keys`, which
+# prints the VERIFICATION KEY once (a string and a QR code) for the back office and the
+# regulator: it is not kept on the Pi. Never made over an existing key, nor beside a journal that
+# already holds entries (that journal has its own key; a new journal begins with `tablectl
+# journal carry`). A kept configuration that still names key_file (the static keyed chain of
+# journals made before seals) gets that key as before: 32 random bytes as 64 hex digits,
+# root:paigow 0440, never overwritten.
+journal_setting() {  # the value of KEY = "..." in the [journal] section of FILE
+    sed -n '/^\[journal\]/,/^\[/ s/^'"$1"' *= *"\([^"]*\)".*/\1/p' "$2" | head -n 1
+}
+if [ -e "$CONF" ]; then installed_conf="$CONF"; else installed_conf="$SRC/deploy/config.example.toml"; fi
+SEAL_FILE="$(journal_setting seal_key "$installed_conf")"
+KEY_FILE="$(journal_setting key_file "$installed_conf")"
+JOURNAL_DB="$(journal_setting path "$installed_conf")"
+if [ -n "$SEAL_FILE" ]; then
+    if [ -e "$SEAL_FILE" ]; then
+        say "journal sealing key $SEAL_FILE exists: kept"
+    elif [ -n "$JOURNAL_DB" ] && [ -s "$JOURNAL_DB" ]; then
+        say "journal sealing key $SEAL_FILE is missing but the journal $JOURNAL_DB exists: no key made"
+        say "  (restore the journal's sealing key, or begin a new journal: tablectl journal carry)"
     else
-        (umask 0277 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$KEY_FILE")
+        say "journal sealing key $SEAL_FILE (forward-secure seals)"
+        run install -d -m 0750 -o "$SERVICE_USER" -g "$SERVICE_USER" "$(dirname "$SEAL_FILE")"
+        say "PRINT THE VERIFICATION KEY BELOW for the back office and the regulator: it is shown once"
+        run runuser -u "$SERVICE_USER" -- "$VENV/bin/tablectl" journal setup-keys --seal-key "$SEAL_FILE"
     fi
-    run chown "root:$SERVICE_USER" "$KEY_FILE"
-    run chmod 0440 "$KEY_FILE"
+elif [ -n "$KEY_FILE" ]; then
+    if [ -e "$KEY_FILE" ]; then
+        say "journal key $KEY_FILE exists: kept (static keyed chain; new journals use seal_key)"
+    else
+        say "journal key $KEY_FILE (static keyed chain; new journals use seal_key)"
+        if [ "$DRY_RUN" -eq 1 ]; then
+            printf '    %s\n' "od -An -tx1 -N32 /dev/urandom | tr -d ' \\n' > $KEY_FILE"
+        else
+            (umask 0277 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' > "$KEY_FILE")
+        fi
+        run chown "root:$SERVICE_USER" "$KEY_FILE"
+        run chmod 0440 "$KEY_FILE"
+    fi
+else
+    say "no [journal] seal_key in $installed_conf: the journal is not sealed (docs/journal.md)"
 fi
 # --- 6. end ----------------------------------------------------------------------------------
 

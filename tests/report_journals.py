@@ -29,6 +29,7 @@ class TableDriver:
         draws: list[int] | None = None,
         key: bytes | None = None,
         seal_file: Path | None = None,
+        state_per_round: bool = False,
     ) -> None:
         self.config = config or GameConfig(table_id="T9")
         self.machine = RoundMachine(self.config)
@@ -39,6 +40,7 @@ class TableDriver:
             config=self.config.to_mapping(),
             key=key,
             seal_file=seal_file,
+            state_per_round=state_per_round,
         )
         self.now = start_ms
         self.draws = deque(draws or [3, 5, 1, 7, 2, 6, 4])

@@ -80,6 +80,28 @@ def test_install_dry_run_lists_every_step_and_changes_nothing(tmp_path: Path) ->
     assert list(tmp_path.iterdir()) == []
 
 
+def test_install_provisions_forward_secure_seals_by_default_not_a_static_key(
+    tmp_path: Path,
+) -> None:
+    """Issue 23: a new table's journal is sealed (the example's [journal] seal_key); the sealing
+    key is made by `tablectl journal setup-keys` as the service user (who overwrites it after
+    every entry), which prints the verification key; no static key file is made."""
+    done = subprocess.run(
+        ["bash", str(INSTALL), "--dry-run"], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert (
+        "runuser -u paigow -- /opt/paigow/venv/bin/tablectl journal setup-keys "
+        "--seal-key /var/lib/paigow/journal.seal" in out
+    )
+    assert "PRINT THE VERIFICATION KEY" in out
+    assert "journal.key" not in out and "/dev/urandom" not in out
+    config = load_config(EXAMPLE)
+    assert config.journal_seal_key == Path("/var/lib/paigow/journal.seal")
+    assert config.journal_key_file is None
+
+
 def test_install_refuses_unknown_options() -> None:
     done = subprocess.run(["bash", str(INSTALL), "--yes"], capture_output=True, text=True)
     assert done.returncode == 2

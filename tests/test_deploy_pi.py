@@ -55,7 +55,7 @@ def test_install_dry_run_shows_the_spi_strict_gpiod_modules_and_time_steps() -> 
     assert "modprobe -a usbserial cdc_acm" in out
     assert "groupadd --system spi" in out or "usermod --append --groups gpio,spi,dialout" in out
     assert "systemd-timesyncd" in out
-    assert "# --- 6. journal key (keyed chain)" in INSTALL.read_text()  # the step kept for it
+    assert "# --- 6. journal sealing key" in INSTALL.read_text()  # the step kept for it
 
 
 @pytest.mark.parametrize(

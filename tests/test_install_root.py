@@ -83,7 +83,7 @@ echo "=== approved"
 in_root /opt/paigow/venv/bin/python -c 'from controller.service.selfcheck import *
 print(software_hash(read_manifest("/etc/paigow/software.manifest")))'
 echo "=== modes"
-in_root stat -c '%n %a %U:%G' /etc/paigow/software.manifest /etc/paigow/journal.key \
+in_root stat -c '%n %a %U:%G' /etc/paigow/software.manifest /var/lib/paigow/journal.seal \
     /etc/paigow/table.toml /var/lib/paigow /etc/systemd/system/paigow-table.service
 in_root getent passwd paigow
 in_root id -nG paigow
@@ -168,7 +168,12 @@ def test_install_sh_installs_offline_into_a_throwaway_debian_root(tmp_path: Path
 
     modes = _section(out, "modes")
     assert "/etc/paigow/software.manifest 444 root:paigow" in modes
-    assert "/etc/paigow/journal.key 440 root:paigow" in modes
+    # forward-secure seals by default (issue 23): the sealing key made as the service user, who
+    # overwrites it after every entry; its verification key printed once, kept off the Pi
+    assert "/var/lib/paigow/journal.seal 600 paigow:paigow" in modes
+    assert "VERIFICATION KEY" in install
+    assert re.search(r"\n\s+pgvk1-[0-9a-f-]+\n", install), install[-2000:]
+    assert "journal.key" not in install
     assert "/etc/paigow/table.toml 640 root:paigow" in modes
     assert "/var/lib/paigow 750 paigow:paigow" in modes
     assert "/usr/sbin/nologin" in modes and {"gpio", "spi", "dialout"} <= set(

@@ -23,8 +23,11 @@ from typing import Any
 
 import pytest
 
+from controller.journal import anchor as anchor_module
 from controller.journal.anchor import (
+    LINGER_S,
     SLOT,
+    SYNC_ENTRIES,
     AnchorError,
     AnchorRecord,
     AnchorWriter,
@@ -137,11 +140,12 @@ def _two_entries_then_a_failing_anchor(db: Path) -> Journal:
 
 
 def test_a_failed_background_record_write_is_raised_by_the_next_append(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Seq n's record is written after append returned; if that write fails (here: the anchor's
     descriptor replaced by a read-only one), the next append says so instead of going on with an
-    anchor that no longer follows the journal."""
+    anchor that no longer follows the journal. (Every record due here: SYNC_ENTRIES 1.)"""
+    monkeypatch.setattr(anchor_module, "SYNC_ENTRIES", 1)
     journal = _two_entries_then_a_failing_anchor(tmp_path / "j.db")
     with pytest.raises(
         JournalError, match=r"seq 4 (not appended: |committed but )anchor .*write of seq 3 failed"
@@ -161,7 +165,10 @@ def test_a_failed_write_of_the_last_record_is_raised_by_the_flush(tmp_path: Path
     journal.close()
 
 
-def test_a_torn_write_of_one_slot_leaves_the_other_slot_s_record(tmp_path: Path) -> None:
+def test_a_torn_write_of_one_slot_leaves_the_other_slot_s_record(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(anchor_module, "SYNC_ENTRIES", 1)  # every record written: 6, then 7
     db = tmp_path / "j.db"
     with Journal.open(db, created_ms=0) as journal:
         _append(journal, 7)
@@ -182,21 +189,40 @@ def test_a_garbage_anchor_is_an_error_naming_the_file(tmp_path: Path) -> None:
         read_anchor(path)
 
 
-def test_an_idle_journal_s_last_entry_is_anchored_without_a_close(tmp_path: Path) -> None:
-    """Nothing follows the last append (an idle table): its record is written by the anchor's
-    thread on its own after LINGER_S, so the window in which the loss of that entry would go
-    unseen is LINGER_S plus one flush, not the time until the next append or a clean stop."""
+def _round_completed(journal: Journal, n: int) -> None:
+    journal.append(2_000 + n, n, "round_completed", {"effects": []}, {"i": n}, {"L1": {"c": n}})
+
+
+def _wait_for_anchor(db: Path, seq: int, deadline_s: float = 5.0) -> AnchorRecord | None:
+    deadline = time.monotonic() + deadline_s  # generous: one fdatasync
+    record = read_anchor(default_anchor_path(db))
+    while record is not None and record.seq < seq and time.monotonic() < deadline:
+        time.sleep(0.002)
+        record = read_anchor(default_anchor_path(db))
+    return record
+
+
+def test_an_idle_journal_s_last_round_is_anchored_without_a_close(tmp_path: Path) -> None:
+    """Issue 29: the anchor is written when an entry completes a round (and every SYNC_ENTRIES
+    records, and at a flush or close), not after every entry. An idle table whose last entry
+    completed a round has it anchored by the anchor's thread on its own after LINGER_S; entries
+    of a round still running are anchored at its end, or by the flush of a clean stop (they are
+    durable at their commit all the same: the anchor only detects their later loss)."""
     db = tmp_path / "j.db"
     journal = Journal.open(db, created_ms=0)
     try:
         _append(journal, 3)
+        _round_completed(journal, 1)
         head = journal.last_hash
-        deadline = time.monotonic() + 5.0  # generous: one fdatasync
+        record = _wait_for_anchor(db, 4)
+        assert record is not None and (record.seq, record.acked, record.hash) == (4, 4, head)
+        _append(journal, 2)  # mid-round: not yet anchored
+        time.sleep(20 * LINGER_S)
         record = read_anchor(default_anchor_path(db))
-        while record is not None and record.seq < 3 and time.monotonic() < deadline:
-            time.sleep(0.002)
-            record = read_anchor(default_anchor_path(db))
-        assert record is not None and (record.seq, record.acked, record.hash) == (3, 3, head)
+        assert record is not None and record.seq == 4
+        journal.flush_anchor()
+        record = read_anchor(default_anchor_path(db))
+        assert record is not None and (record.seq, record.hash) == (6, journal.last_hash)
     finally:
         journal.close()
 
@@ -237,14 +263,15 @@ def test_records_land_in_order_and_the_later_seq_wins(tmp_path: Path) -> None:
     assert record is not None and (record.seq, record.acked, record.hash) == (2, 2, "cd" * 32)
 
 
-def test_when_an_append_returns_the_entry_before_it_is_anchored(
+def test_when_an_append_returns_the_last_round_before_it_is_anchored(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The bound of the unseen loss in a burst: when append n returns, entry n-1's record is
-    written (beside n's COMMIT, waited for), so after a cut the journal is at most its last two
-    entries ahead of its anchor and never behind it (NJ 13:69E-1.39B(h)). The anchor's medium is
-    made slow (each write of the writer's thread 20 ms late), so a writer that did not wait
-    would be caught."""
+    """The bound of the unseen loss (issue 29): when append n returns and entry n-1 completed a
+    round, entry n-1's record is written (beside n's COMMIT, waited for); and the anchor never
+    trails the journal by more than SYNC_ENTRIES + 1 entries, so after a cut the journal is at
+    most that far ahead of its anchor and never behind it (NJ 13:69E-1.39B(h)). The anchor's
+    medium is made slow (each write of the writer's thread 20 ms late), so a writer that did
+    not wait would be caught."""
     db = tmp_path / "j.db"
     real_pwrite = os.pwrite
 
@@ -255,8 +282,15 @@ def test_when_an_append_returns_the_entry_before_it_is_anchored(
 
     with Journal.open(db, created_ms=0) as journal:
         monkeypatch.setattr(os, "pwrite", slow_pwrite)  # the module's os: the same object
-        for n in range(1, 11):
-            journal.append(1_000 + n, 1, "tick", {"n": n}, {"i": n}, {"L1": {"cents": n}})
+        ended = 0  # the last entry that completed a round
+        for n in range(1, 51):
+            if n % 7 == 0:
+                _round_completed(journal, n)
+            else:
+                journal.append(1_000 + n, 1, "tick", {"n": n}, {"i": n}, {"L1": {"cents": n}})
             record = read_anchor(default_anchor_path(db))
-            assert record is not None and record.seq >= n - 1, (n, record)
+            assert record is not None and record.seq >= ended, (n, record)
+            assert record.seq >= n - SYNC_ENTRIES - 1, (n, record)
             assert record.seq <= n and record.acked == record.seq
+            if n % 7 == 0:
+                ended = n

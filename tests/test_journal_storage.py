@@ -23,10 +23,15 @@ from typing import Any
 
 import pytest
 from journal_support import journal_entries
-from report_journals import standard_journal
+from report_journals import TableDriver, standard_journal
 
 from controller.cli.journal import make_replay
-from controller.journal.anchor import AnchorWriter, default_anchor_path, read_anchor
+from controller.journal.anchor import (
+    SYNC_ENTRIES,
+    AnchorWriter,
+    default_anchor_path,
+    read_anchor,
+)
 from controller.journal.audit import connect_read_only, verify
 from controller.journal.format import StorageFault
 from controller.journal.lock import JournalInUse, JournalLock
@@ -241,9 +246,9 @@ def test_a_damaged_wal_frame_is_a_storage_fault_never_a_silent_rollback(tmp_path
     journal.close()
     head = journal.count()
     anchored = read_anchor(default_anchor_path(killed))
-    # the last entry's record is written beside the next commit or after LINGER_S: the killed
-    # run's anchor names the head or the entry before it
-    assert anchored is not None and anchored.seq in (head - 1, head)
+    # a record is written at a round's end or every SYNC_ENTRIES records (issue 29): these
+    # entries end no round, so the killed run's anchor trails the head by at most that many
+    assert anchored is not None and head - SYNC_ENTRIES - 1 <= anchored.seq <= head
     _flip_wal_frame(killed.with_name("killed.db-wal"), 0.5)
     with pytest.raises(
         StorageFault, match=rf"anchor .* records seq {anchored.seq}: \d+ committed entries"
@@ -624,3 +629,62 @@ def test_a_damaged_schema_gives_no_false_meter_differences(db: Path) -> None:
     report = verify(db, factory)
     assert report.problems == ["trigger journal_no_delete has been altered"]
     assert "replay not run: the file or its schema is damaged" in report.notes
+
+
+# ------------------------------------------------------------------ the state once a round
+def test_the_state_is_stored_once_a_round_and_what_follows_is_replayed_against_its_hashes(
+    tmp_path: Path,
+) -> None:
+    """Issue 29: the owner's journal stores the snapshot and meters when a round completes (and
+    outside a round), not with every entry; every entry still carries the state hash of what it
+    left. A cut mid-round leaves the stored state at the last round's end: power-up accepts it
+    (at most STATE_ENTRIES behind), verify replays every entry after it against its state hash,
+    and a clean stop stores the last state (NJ 13:69E-1.39B(h): the committed state, or no
+    play)."""
+    live = tmp_path / "live.db"
+    driver = TableDriver(live, GameConfig(table_id="T9"), state_per_round=True)
+    driver.open_table()
+    driver.play_round([1, 2], {})
+    for area in (3, 4):
+        driver.send("chip_detected", position=area)
+    driver.send("lockout_pressed")  # contributions counted: money moved mid-round
+    cut = copy_journal(live, tmp_path / "cut.db", wal=True)  # the files of a power cut
+    head = driver.journal.count()
+    expected = (driver.machine.state, driver.machine.meters())
+    driver.close()
+    conn = sqlite3.connect(cut)
+    stored_seq = conn.execute("SELECT seq FROM state").fetchone()[0]
+    last_round = conn.execute(
+        "SELECT max(seq) FROM journal WHERE type = 'round_completed'"
+    ).fetchone()[0]
+    conn.close()
+    assert stored_seq == last_round < head  # the round in progress is not stored yet
+    replay, _ = make_replay(cut, None)
+    assert verify(cut, replay).ok
+    with Journal.open(cut, table_id="T9", state_per_round=True) as journal:
+        assert journal.count() == head
+        stored = journal.last_state()
+        assert stored is not None and stored.seq == stored_seq
+    # the owner's power-up replays the entries after the stored state, each checked against
+    # its state hash, and resumes exactly where the journal ends: meters to the cent
+    owner = owner_for(cut, GameConfig(table_id="T9"))
+    owner.start()
+    assert owner.wait_idle(30)
+    published = json.loads(json.dumps(owner.public.meters, default=dict))
+    assert (owner.public.state, published) == (expected[0], json.loads(json.dumps(expected[1])))
+    assert owner.public.seq == head + 1  # its power_up
+    owner.stop()
+    # a clean stop stored the last entry's state
+    with Journal.open(live, table_id="T9") as journal:
+        stored = journal.last_state()
+        assert stored is not None and stored.seq == journal.count() == head
+    # a stored state said to be of another seq is not vouched for (farther back than
+    # STATE_ENTRIES, or not that entry's state)
+    far = copy_journal(live, tmp_path / "far.db")
+    conn = sqlite3.connect(far)
+    conn.execute("UPDATE state SET seq = ?", (head - 3,))
+    conn.commit()
+    conn.close()
+    with pytest.raises(StorageFault, match=f"stored state hash does not match .* seq {head - 3}"):
+        Journal.open(far, table_id="T9")
+    assert not verify(far).ok

@@ -18,10 +18,13 @@ from fsm.rules.ranking import (
     DEFAULT_OPTIONS,
     Category,
     RankingOptions,
+    _pattern_key,
+    _patterns,
     _reference_value,
     evaluate2,
     evaluate5,
     high_at_least_low,
+    rank_tables,
     value5,
 )
 
@@ -281,3 +284,29 @@ def test_ordering_is_a_total_preorder_with_copy_hands_as_ties(
     # the category is the leading term: a higher category always wins
     if va[0] != vb[0]:
         assert (va > vb) == (va[0] > vb[0])
+
+
+@pytest.mark.parametrize(
+    "opts", [RankingOptions(a, j) for a in ("second", "lowest") for j in ("highest-missing", "ace")]
+)
+def test_the_lazily_filled_tables_hold_every_pattern_s_reference_value(
+    opts: RankingOptions,
+) -> None:
+    """Issue 29: the rank tables are filled on first lookup (config check looks up a few hundred
+    patterns, not all 6,000-odd); each entry is the reference value of the pattern's own hand, a
+    plain one and, for distinct natural ranks, the all-one-suit one; no other key has a value."""
+    plain, flush = rank_tables(opts)
+    for hand in _patterns():
+        key = _pattern_key(hand)
+        assert plain[key] == _reference_value(hand, opts)
+        naturals = [c for c in hand if c != 52]
+        if len({c >> 2 for c in naturals}) == len(naturals):
+            clubs = tuple(c if c == 52 else (c >> 2) << 2 for c in hand)
+            assert flush[key] == _reference_value(clubs, opts)
+        else:
+            with pytest.raises(KeyError):
+                flush[key]
+    assert len(plain) == len(_patterns())  # every rank multiset of the 53-card deck, once
+    for bad in (0, _pattern_key((52, 52, 0, 4, 8)), _pattern_key((0, 1, 2, 3, 4)) * 2, -1):
+        with pytest.raises(KeyError):
+            plain[bad]

@@ -22,7 +22,7 @@ from typing import Any
 
 from controller.config import load_config
 from controller.journal import redact
-from controller.journal.anchor import load_key
+from controller.journal.anchor import default_anchor_path, load_key
 from controller.journal.audit import (
     ReplayFactory,
     connect_read_only,
@@ -89,7 +89,39 @@ def register(sub: Any) -> None:
         action="store_true",
         help="do not compare the journal with the installed configuration (says so)",
     )
+    ver.add_argument(
+        "--previous",
+        metavar="DB",
+        help="the journal this one carried its meters over from (tablectl journal carry): "
+        "follow the chain across the carry",
+    )
     ver.set_defaults(func=run_verify)
+    carry = actions.add_parser(
+        "carry",
+        help="start a fresh journal carrying the meters over from the previous one (two "
+        "supervisors' PINs; docs/journal.md)",
+    )
+    carry.add_argument("--config", required=True, help="the table configuration (its journal)")
+    carry.add_argument(
+        "--from-journal", required=True, metavar="DB", help="the previous journal (verified)"
+    )
+    carry.add_argument(
+        "--previous-anchor",
+        metavar="PATH",
+        help="the previous journal's anchor (default: <DB>.anchor, else the configured one)",
+    )
+    carry.add_argument(
+        "--verify-key", metavar="KEY", help="the previous journal's verification key: its seals"
+    )
+    carry.add_argument(
+        "--supervisor",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a supervisor who authorises the carry (twice: two different supervisors); each "
+        "PIN is asked on the terminal (or read from stdin, one line each)",
+    )
+    carry.set_defaults(func=run_carry)
     keys = actions.add_parser(
         "setup-keys",
         help="make the forward-secure sealing key (install, once) and print the verification key",
@@ -190,6 +222,18 @@ def run_verify(args: argparse.Namespace) -> int:
         verify_key=verify_key,
         expect_head=expect_head,
     ).to_json()
+    if args.previous is not None:
+        from controller.service.carry import carried_problems
+
+        across = carried_problems(path, args.previous)
+        if across:
+            result["problems"] = [*across, *result["problems"]]
+            result["ok"] = False
+        else:
+            result["notes"] = [
+                *result["notes"],
+                f"carried over from {args.previous}: its head and meters",
+            ]
     if installed is not None and _same_table(path, installed):
         extra = installed_problems(path, installed)
         if extra:
@@ -317,6 +361,71 @@ def _print_verify(report: dict[str, JSON], as_json: bool) -> None:
     head = report.get("head")
     if isinstance(head, dict) and head.get("seq"):
         print(f"  head: seq {head['seq']} hash {head['hash']}")
+
+
+def _read_pin(supervisor: str) -> str:
+    if sys.stdin.isatty():
+        import getpass
+
+        return getpass.getpass(f"PIN of supervisor {supervisor}: ")
+    return sys.stdin.readline().rstrip("\n")
+
+
+def run_carry(args: argparse.Namespace) -> int:
+    """A fresh journal whose seq 1 carries the previous journal's meters (two PINs)."""
+    import time
+
+    from controller.journal.lock import JournalInUse, JournalLock
+    from controller.service.carry import (
+        CarryError,
+        check_supervisors,
+        from_journal,
+        start_carried_journal,
+    )
+
+    try:
+        config = load_config(args.config)
+        verify_key = None if args.verify_key is None else parse_verification_key(args.verify_key)
+        key = None if config.journal_key_file is None else load_key(config.journal_key_file)
+    except Exception as exc:
+        print(f"journal carry: {exc}", file=sys.stderr)
+        return 2
+    previous = Path(args.from_journal)
+    anchor = args.previous_anchor
+    if anchor is None and not default_anchor_path(previous).exists():
+        anchor = config.journal_anchor or default_anchor_path(config.journal_path)
+    replay, _ = make_replay(previous, None)
+    assert replay is not None
+    try:
+        supervisors = check_supervisors(
+            [(sid, _read_pin(sid)) for sid in args.supervisor], config.supervisors
+        )
+        source = from_journal(previous, replay, verify_key=verify_key, anchor=anchor)
+        with JournalLock.acquire(config.journal_path):
+            entry = start_carried_journal(
+                config.journal_path,
+                source,
+                supervisors,
+                game=config.game,
+                table_id=config.table.id,
+                asset_number=config.table.asset_number,
+                anchor=config.journal_anchor,
+                seal_file=config.journal_seal_key,
+                key=key,
+                now_ms=lambda: time.time_ns() // 1_000_000,
+            )
+    except (CarryError, JournalError, JournalInUse, SealError, OSError) as exc:
+        print(f"journal carry: {exc}", file=sys.stderr)
+        return 1
+    print(
+        f"{config.journal_path}: a fresh journal; seq {entry.seq} carries the meters of "
+        f"{previous} at its head {source.seq}:{source.hash} (by {' and '.join(supervisors)})"
+    )
+    print(
+        f"follow the chain with: tablectl journal verify --db {config.journal_path} "
+        f"--previous {previous}"
+    )
+    return 0
 
 
 def run_setup_keys(args: argparse.Namespace) -> int:

@@ -7,12 +7,18 @@ each append the owner makes ``(seq, hash)`` durable in a file that may live on a
 power-up and in verify a journal that ends before ``acked``, or whose entry at the anchor's seq
 has another hash, is a storage fault.
 
-Seq n's record ``seq n, hash, acked n`` is posted once SQLite's commit of seq n has returned,
-and written on the writer's thread while the next append's COMMIT runs (the two flushes side by
-side), or ``LINGER_S`` after the writer's last write when no append follows. So the anchor never
-names an entry that is not committed; a power cut alone never leaves the journal behind its
-anchor (at most its last two entries ahead); when append n returns, entry n-1 is anchored; an idle
-table's last entry is anchored within ``LINGER_S`` plus one flush.
+Seq n's record ``seq n, hash, acked n`` is posted once SQLite's commit of seq n has returned.
+Not every record is written (issue 29: one flush per entry for the anchor doubled the card's
+syncs): a record is *due* when its entry completed a round, or when ``SYNC_ENTRIES`` records
+were posted since the last one written; a due record is written on the writer's thread while the
+next append's COMMIT runs (the two flushes side by side), or ``LINGER_S`` after the writer's last
+write when no append follows; `flush` and `close` write the last record posted, due or not. A
+record that is not due is superseded by the next one. So the anchor never names an entry that
+is not committed; a power cut alone never leaves the journal behind its anchor; after a cut the
+journal is at most the entries since the last round end (or ``SYNC_ENTRIES`` + 1) ahead of it;
+when append n of an entry after a round's end returns, that round's last entry is anchored; a
+clean stop leaves the last entry anchored. The entries themselves are durable at their commit
+(``synchronous=FULL``) whatever the anchor says: the anchor only detects their later loss.
 Records of the earlier writer may say ``acked n-1`` (seq n in flight: that record was written
 while n committed); the reader and `judge` still know them.
 
@@ -47,6 +53,9 @@ ANCHOR_SIZE = 2 * SLOT
 #: posted meanwhile before writing it itself: the window in which the loss of the last entry of
 #: an idle table would go unseen (plus one flush).
 LINGER_S = 0.005
+#: A record is due (written and flushed) at least every this many records, even in a round that
+#: never ends (a fault, a long pending hit): the most entries by which the anchor may trail.
+SYNC_ENTRIES = 16
 KEY_BYTES = 32
 #: The most an anchor file may hold to be read at all (its two slots are ANCHOR_SIZE bytes; a
 #: path configured to /dev/zero or a huge file is refused, not read into memory)
@@ -166,11 +175,11 @@ class AnchorWriter:
         self,
         path: str | Path,
         key: bytes | None = None,
-        on_idle: Callable[[], None] | None = None,
+        on_sync: Callable[[], None] | None = None,
     ) -> None:
         self.path = Path(path)
         self._key = key
-        self._on_idle = on_idle  # called on the thread when it found the table idle
+        self._on_sync = on_sync  # called on the thread after each record it flushed
         created = not self.path.exists()
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o640)
@@ -189,8 +198,11 @@ class AnchorWriter:
         self._job = ""  # what the thread is to do: "write", "linger" or "stop"
         self._outstanding = False  # a job was handed over and its ``_done`` not yet taken
         self._lock = threading.Lock()  # guards the two below
-        # (seq, hash) posted, not yet written; the thread builds the record's text and MAC
-        self._pending: tuple[int, str] | None = None
+        # (seq, hash, due) posted, not yet written; the thread builds the record's text and MAC
+        self._pending: tuple[int, str, bool] | None = None
+        # the last record posted but not written (not due); `flush` writes it
+        self._unwritten: tuple[int, str] | None = None
+        self._since_written = 0  # records posted since the last one written (thread only)
         self._parked = True  # the thread waits without a timeout: `post` must wake it
         self._error: AnchorError | None = None  # the first failed background write, not raised
         self._thread: threading.Thread | None = None
@@ -211,14 +223,18 @@ class AnchorWriter:
         for slot in (seq % 2, 1 - seq % 2):  # torn at any point: the other slot stays valid
             self._write(record, slot)
 
-    def post(self, seq: int, digest: str) -> None:
+    def post(self, seq: int, digest: str, due: bool = True) -> None:
         """The commit of ``seq`` returned: its record is pending (in an append, the one before
         it was written beside this commit; otherwise a record not yet written is replaced: the
-        later says more). A parked thread is woken to linger: it writes the record after
-        ``LINGER_S`` unless the next COMMIT takes it first (woken to write at once, it would
-        take the GIL from the owner's next append)."""
+        later says more, and it is due if either was). ``due``: the record is to be written
+        (its entry completed a round); one that is not is written only when ``SYNC_ENTRIES``
+        records went unwritten, or by `flush`. A parked thread is woken to linger: it writes the
+        record after ``LINGER_S`` unless the next COMMIT takes it first (woken to write at once,
+        it would take the GIL from the owner's next append)."""
         with self._lock:
-            self._pending = (seq, digest)
+            if self._pending is not None:
+                due = due or self._pending[2]
+            self._pending = (seq, digest, due)
             wake, self._parked = self._parked, False
         if wake:
             self._hand_over("linger")
@@ -241,9 +257,10 @@ class AnchorWriter:
         self._raise_error()
 
     def flush(self) -> None:
-        """Return once every record posted is durable (`AnchorError` if a write failed)."""
+        """Return once the last record posted is durable, due or not (`AnchorError` if a write
+        failed)."""
         if self._thread is not None:  # a job, even with nothing pending (`before_commit`)
-            self._hand_over("write")
+            self._hand_over("flush")
             self._take_done()
         self._raise_error()
 
@@ -271,8 +288,8 @@ class AnchorWriter:
             got = self._go.acquire(timeout=LINGER_S if linger else -1)  # -1: no timeout
             if got:
                 job = self._job
-                if job == "write":
-                    self._write_pending()
+                if job in ("write", "flush"):
+                    self._write_pending(force=job == "flush")
                 self._done.release()
                 if job == "stop":
                     return
@@ -283,17 +300,25 @@ class AnchorWriter:
                 self._parked = True
             if record is not None:
                 self._background(*record)
-            if self._on_idle is not None:
-                self._on_idle()  # e.g. sync the sealing key's last overwrite
             linger = False
 
-    def _write_pending(self) -> None:
+    def _write_pending(self, force: bool = False) -> None:
         with self._lock:
             record, self._pending = self._pending, None
         if record is not None:
             self._background(*record)
+        if force and self._unwritten is not None:
+            self._background(*self._unwritten, True)
 
-    def _background(self, seq: int, digest: str) -> None:
+    def _background(self, seq: int, digest: str, due: bool) -> None:
+        """Write and flush the record when it is due (or ``SYNC_ENTRIES`` went unwritten);
+        otherwise keep it for `flush` (the next record supersedes it)."""
+        self._since_written += 1
+        if not due and self._since_written < SYNC_ENTRIES:
+            self._unwritten = (seq, digest)
+            return
+        self._unwritten = None
+        self._since_written = 0
         text = _slot_text(AnchorRecord(seq, digest, seq, self._mac(seq, digest, seq)))
         try:
             os.pwrite(self._fd, text, seq % 2 * SLOT)
@@ -301,6 +326,9 @@ class AnchorWriter:
         except OSError as exc:
             if self._error is None:
                 self._error = AnchorError(f"anchor {self.path}: write of seq {seq} failed: {exc}")
+            return
+        if self._on_sync is not None:
+            self._on_sync()  # e.g. sync the sealing key's last overwrite
 
     def _raise_error(self) -> None:
         if self._error is not None:

@@ -37,6 +37,7 @@ from controller.journal.format import (
     JSON,
     SCHEMA_SQL,
     SCHEMA_VERSION,
+    STATE_ENTRIES,
     Entry,
     JournalError,
     canonical_json,
@@ -299,7 +300,10 @@ class _Walk:
         self.rounds = 0
         self.last_seq = 0
         self.last_hash = genesis
-        self.last_state_hash = ""
+        #: the seq the stored state reflects (set before the walk), and that entry's hash, state
+        #: hash and the rounds completed up to it, once walked
+        self.state_at: int | None = None
+        self.at: tuple[str, str, int] | None = None
         self.power_ups: list[dict[str, JSON]] = []
         self.damaged = False
         self._rows = self._walk()
@@ -414,7 +418,7 @@ class _Walk:
         ):
             add(f"seq {seq}: keyed chain: MAC does not match (rewritten without the key)")
             problems.at(seq)
-        self.last_seq, self.last_hash, self.last_state_hash = seq, digest, s_hash
+        self.last_seq, self.last_hash = seq, digest
         try:
             obj = decode_object(data, f"seq {seq}: data")
             if canonical_json(obj, f"seq {seq}: data") != data:
@@ -426,6 +430,8 @@ class _Walk:
             return None
         if completes_a_round(type_, obj):
             self.rounds += 1
+        if seq == self.state_at:
+            self.at = (digest, s_hash, self.rounds)
         if type_ == "power_up":
             self.power_ups.append(
                 {"seq": seq, "ts": ts_ms, "software_hash": obj.get("software_hash")}
@@ -482,23 +488,28 @@ def _decode_canonical(text: object, what: str, problems: _Problems) -> dict[str,
 
 
 def _check_head(stored: _Stored, walk: _Walk, problems: _Problems) -> None:
-    """The state row must reflect the chain's last seq and hash, and the stored snapshot, meters
-    and round count must be the ones the last entry's state hash records."""
+    """The state row must reflect an entry at most `STATE_ENTRIES` before the chain's end (the
+    owner stores it once a round) and its hash, and the stored snapshot, meters and round count
+    must be the ones that entry's state hash records (the replay checks the entries after it)."""
     if stored.seq is None:
         if walk.entries:
             problems.add(f"stored state is missing but the journal ends at seq {walk.last_seq}")
         elif stored.meter_rows:
             problems.add("meters are stored but the journal has no entry")
         return
-    if stored.seq != walk.last_seq:
+    # written once a round by the owner (issue 29): it may trail the end by STATE_ENTRIES
+    if not walk.last_seq - STATE_ENTRIES <= stored.seq <= walk.last_seq or walk.at is None:
         problems.add(
             f"stored state reflects seq {stored.seq} but the journal ends at seq {walk.last_seq}"
         )
-    elif stored.hash != walk.last_hash:
-        problems.add(f"stored state hash does not match the hash of seq {walk.last_seq}")
-    if stored.rounds != walk.rounds:
+        return
+    at_hash, at_state_hash, at_rounds = walk.at
+    if stored.hash != at_hash:
+        problems.add(f"stored state hash does not match the hash of seq {stored.seq}")
+    if stored.rounds != at_rounds:
         problems.add(
-            f"stored round count is {stored.rounds} but the journal holds {walk.rounds} rounds"
+            f"stored round count is {stored.rounds} but the journal holds {at_rounds} rounds"
+            + ("" if stored.seq == walk.last_seq else f" up to seq {stored.seq}")
         )
     if stored.snapshot_text is not None and stored.meter_rows is not None:
         try:
@@ -508,9 +519,9 @@ def _check_head(stored: _Stored, walk: _Walk, problems: _Problems) -> None:
         except (TypeError, ValueError) as exc:
             problems.add(f"stored state: cannot hash it: {exc}")
             return
-        if computed != walk.last_state_hash:
+        if computed != at_state_hash:
             problems.add(
-                f"stored snapshot, meters or round count are not the state seq {walk.last_seq} "
+                f"stored snapshot, meters or round count are not the state seq {stored.seq} "
                 "recorded (state hash mismatch)"
             )
 
@@ -785,6 +796,7 @@ def verify(
                 conn, problems, genesis_hash(meta), None if sealed else key, bool(stored_key), chain
             )
             stored = _read_state(conn, problems)
+            walk.state_at = stored.seq
             if replay is not None and not (damaged or schema):
                 check = _ReplayCheck(replay(_recorded_config(meta, problems)), problems)
                 check.feed(iter(walk))

@@ -44,6 +44,12 @@ def meta_keys_problem(meta: Mapping[str, str]) -> str | None:
 
 
 ROUND_COMPLETED = "round_completed"
+#: A journal opened with ``state_per_round`` (the owner's) writes its state row and meters when
+#: an entry completes a round and at least every STATE_ENTRIES entries (issue 29: the snapshot
+#: rewritten with every entry was half of the card's bytes); power-up and verify accept a stored
+#: state at most this many entries behind the journal's end (the rest is replayed and checked
+#: against each entry's state hash).
+STATE_ENTRIES = 16
 
 
 def completes_a_round(type_: str, data: Mapping[str, object]) -> bool:

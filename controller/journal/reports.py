@@ -200,6 +200,15 @@ class JournalReader:
         except (sqlite3.Error, ValueError) as exc:
             raise ReportError(f"{self.path}: cannot read the stored meters: {exc}") from None
 
+    def stored_seq(self) -> int | None:
+        """The seq the stored state and meters reflect (the owner stores them once a round: a
+        journal read while its table plays, or after a cut, may hold entries after it)."""
+        try:
+            row = self._conn.execute("SELECT seq FROM state WHERE id = 1").fetchone()
+            return None if row is None else int(row[0])
+        except (sqlite3.Error, ValueError, TypeError) as exc:
+            raise ReportError(f"{self.path}: cannot read the stored state: {exc}") from None
+
     def stored_snapshot(self) -> dict[str, JSON] | None:
         try:
             row = self._conn.execute("SELECT snapshot FROM state WHERE id = 1").fetchone()
@@ -658,7 +667,8 @@ def _reconcile_with_stored(reader: JournalReader, running: Mapping[str, int]) ->
 
 # ------------------------------------------------------------------------------------- meters
 def meters_report(reader: JournalReader) -> dict[str, JSON]:
-    """The current meters of every level, as stored beside the journal's last entry."""
+    """The current meters of every level, as stored beside the journal (at the last round's
+    end, or the last entry outside a round; ``as_of_seq`` when entries follow it)."""
     stored = reader.stored_meters()
     levels: list[dict[str, JSON]] = []
     for name in sorted(stored):
@@ -684,17 +694,25 @@ def meters_report(reader: JournalReader) -> dict[str, JSON]:
     snap = reader.stored_snapshot() or {}
     # the stored meters must be what the journaled movements add up to
     running = dict(initial_meters(reader))
+    as_of = reader.stored_seq()
+    last = 0
     for entry in reader.entries():
+        last = entry.seq
+        if as_of is not None and entry.seq > as_of:
+            continue  # after the stored meters: not in them yet
         for e in effects_of(entry):
             if isinstance(e, MeterMovement):
                 running[e.level] = running.get(e.level, 0) + e.meter_delta_cents
-    return {
+    report: dict[str, JSON] = {
         "table": reader.meta().get("table_id", ""),
         "state": snap.get("state"),
         "round": snap.get("round_id"),
         "levels": levels,
         "problems": _reconcile_with_stored(reader, running),
     }
+    if as_of is not None and as_of < last:
+        report["as_of_seq"] = as_of
+    return report
 
 
 # ------------------------------------------------------------------------------------- hits

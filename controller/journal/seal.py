@@ -22,9 +22,9 @@ The sealing-key file (``SEAL_FILE_SIZE`` bytes, one ASCII line ``PGS1 <seal id> 
 <key hex> <crc32>`` padded with spaces, within one 512-byte sector so a write is all or nothing):
 ``next seq`` is the seq the key seals next. It never gets ahead of the journal: k_{n+1} is written
 only after entry n's COMMIT returned. It may fall behind it (a power cut loses the unsynced
-write): the writer then derives forward. It is synced when the table is idle and at close
-(`SealKeyFile.sync`), not at every entry (docs/journal.md: what flash wear-levelling means for
-"overwritten").
+write): the writer then derives forward. It is synced with the anchor's record (each round's
+end) and at close (`SealKeyFile.sync`), not at every entry (docs/journal.md: what flash
+wear-levelling means for "overwritten").
 
 This module must never keep the verification key on the Pi (it is printed, never written to a
 file by `setup-keys`) and never move a sealing key backwards.
@@ -241,7 +241,7 @@ class SealKeyFile:
         self._dirty = True
 
     def sync(self) -> None:
-        """Make the last `advance` durable (the table is idle, or the journal closes)."""
+        """Make the last `advance` durable (with the anchor's record, or the journal closes)."""
         if self._dirty and self._fd >= 0:
             self._dirty = False
             try:

@@ -46,6 +46,7 @@ from controller.journal.format import (
     ROUND_COMPLETED,
     SCHEMA_SQL,
     SCHEMA_VERSION,
+    STATE_ENTRIES,
     AppendedEntry,
     CanonicalWriter,
     Entry,
@@ -147,6 +148,11 @@ class Journal:
         self._last_hash = last_hash
         self._rounds = rounds
         self._meters: dict[str, str] = dict(meters or {})
+        # the state row and meters as stored (state_per_round: they may trail the last entry)
+        self._stored_meters: dict[str, str] = dict(self._meters)
+        self._state_seq = last_seq
+        self._state_per_round = False
+        self._unstored: tuple[tuple[int, str, int, str], list[tuple[str, str]]] | None = None
         self._meters_text = meters_json(self._meters)  # what the state hash splices in
         self._encoder = CanonicalWriter()
         self._key = key
@@ -171,6 +177,7 @@ class Journal:
         key: bytes | None = None,
         seal_file: str | Path | None = None,
         mode: str | None = None,
+        state_per_round: bool = False,
     ) -> Journal:
         """Open the journal at ``path``, creating the file and its schema if it is new or empty.
 
@@ -193,6 +200,13 @@ class Journal:
         ``mode`` ("live" or "training"): a new journal records it (``meta.mode``); an existing
         one of the other mode is refused (`JournalError`, nothing appended): a training table
         never touches a live journal, a live table never carries on a training one.
+
+        ``state_per_round`` (the owner's): the state row and meters are written when an entry
+        completes a round, at least every `STATE_ENTRIES` entries, and at `close`, not with
+        every entry; every entry still carries the state hash of the state it left. After a cut
+        the stored state may trail the last entry: `last_state` is then the stored one and
+        `entries` after it must be replayed by the caller (the owner checks each against its
+        state hash). Any journal's stored state is accepted that far behind its end.
         """
         if mode is not None and mode not in MODES:
             raise ValueError(f"mode: must be 'live' or 'training', got {mode!r}")
@@ -216,9 +230,11 @@ class Journal:
             except SealError as exc:
                 raise StorageFault(f"{p}: storage fault: {exc}") from exc
         try:
-            return cls._open(
+            journal = cls._open(
                 p, new, anchor_path, table_id, created_ms, asset_number, config, key, sealer, mode
             )
+            journal._state_per_round = state_per_round
+            return journal
         except BaseException:
             if sealer is not None:
                 sealer.close()
@@ -258,7 +274,8 @@ class Journal:
                         f"{p}: storage fault: the journal is empty or missing but its sealing "
                         f"key {sealer.path} has sealed {sealer.next_seq - 1} entries of journal "
                         f"{sealer.journal_key_id}: that journal was lost or replaced (restore it; "
-                        "a new journal needs a new sealing key, docs/journal.md)"
+                        "or begin a new journal carrying the meters over: tablectl journal carry, "
+                        "docs/journal.md)"
                     )
                 key_name = sealer.journal_key_id if sealer is not None else None
                 cls._create_schema(
@@ -275,7 +292,7 @@ class Journal:
                     raise JournalError(f"{p}: cannot switch to WAL mode (got {row})")
             journal = cls._vouch(conn, p, key, anchor_path, sealer)
             if anchor_path is not None:
-                writer = AnchorWriter(anchor_path, key, on_idle=journal._sync_seal)
+                writer = AnchorWriter(anchor_path, key, on_sync=journal._sync_seal)
                 # both slots: no record of an entry left in flight by a cut outlives power-up
                 head = journal._last_hash if journal._last_seq else "0" * 64
                 writer.settle(journal._last_seq, head)
@@ -307,7 +324,8 @@ class Journal:
             raise StorageFault(
                 f"{path}: storage fault: the journal is empty or missing but its anchor "
                 f"{anchor_path} records seq {record.acked}: the journal file was lost or replaced "
-                "(restore it, or move the anchor away to start a new journal deliberately)"
+                "(restore it, or begin a new journal carrying the meters over with two "
+                "supervisors' PINs: tablectl journal carry, docs/journal.md)"
             )
 
     @staticmethod
@@ -443,20 +461,38 @@ class Journal:
                 raise fault(f"seq {seq} does not chain to seq {seq - 1}")
         if key is not None and not hmac.compare_digest(mac, entry_mac(key, digest)):
             raise fault(f"seq {seq}: the keyed chain's MAC does not match (entry rewritten)")
-        if state is None or state[0] != seq or state[1] != digest:
+        if state is None or not seq - STATE_ENTRIES <= state[0] <= seq:
             raise fault(
                 f"stored state reflects seq {None if state is None else state[0]} but the "
                 f"journal ends at seq {seq}: refusing to append"
             )
-        if state_hash(state[3], meters_json(meters), state[2]) != s_hash:
+        state_seq = int(state[0])
+        at_hash, at_state_hash = digest, s_hash
+        if state_seq < seq:  # written once a round: the entry it reflects, and those after it
+            row = conn.execute(
+                "SELECT hash, state_hash FROM journal WHERE seq = ?", (state_seq,)
+            ).fetchone()
+            at_hash, at_state_hash = (None, None) if row is None else (row[0], row[1])
+        if state[1] != at_hash:
+            raise fault(f"stored state hash does not match the hash of seq {state_seq}")
+        if state_hash(state[3], meters_json(meters), state[2]) != at_state_hash:
             raise fault(
-                f"the stored snapshot, meters or round count are not those seq {seq} recorded"
+                f"the stored snapshot, meters or round count are not those seq {state_seq} recorded"
             )
+        rounds = int(state[2])
+        if state_seq < seq:
+            for (data_text,) in conn.execute(
+                "SELECT data FROM journal WHERE seq > ? AND type = ?", (state_seq, ROUND_COMPLETED)
+            ):
+                if completes_a_round(ROUND_COMPLETED, decode_object(data_text, "data")):
+                    rounds += 1
         cls._check_anchor(p, anchor_path, seq, digest, key, conn)
         cls._check_sealer(p, sealer, seq, digest, mac)
-        return cls(
-            p, conn, seq, digest, rounds=state[2], meters=meters, key=key, meta=meta, sealer=sealer
+        journal = cls(
+            p, conn, seq, digest, rounds=rounds, meters=meters, key=key, meta=meta, sealer=sealer
         )
+        journal._state_seq = state_seq
+        return journal
 
     @staticmethod
     def _check_sealer(
@@ -546,9 +582,13 @@ class Journal:
         data: Mapping[str, JSON],
         snapshot: Mapping[str, JSON],
         meters: Mapping[str, Mapping[str, JSON]],
+        *,
+        store_state: bool = False,
     ) -> Entry:
         """Commit one entry plus the snapshot and meters it leads to, in one transaction, then
-        hand its anchor record to the anchor's thread.
+        hand its anchor record to the anchor's thread. (``state_per_round``: the snapshot and
+        meters are stored with the entries that complete a round, every `STATE_ENTRIES`, and
+        with ``store_state``; every entry carries their state hash all the same.)
 
         ``meters`` must name every level already stored (levels are never dropped). Nothing is
         written if any argument is invalid or any statement fails; the error names the argument
@@ -598,13 +638,15 @@ class Journal:
                     (seq, ts_ms, round_id, type, data_json, prev, s_hash, digest, mac),
                 )
                 state_row = (seq, digest, rounds, snapshot_json)
-                if seq == 1:
-                    cursor.execute(_PUT_STATE, state_row)
-                elif cursor.execute(_SET_STATE, state_row).rowcount != 1:
-                    raise sqlite3.DatabaseError("the state row is missing")
-                changed = [row for row in meter_rows if self._meters.get(row[0]) != row[1]]
-                if changed:  # most events move no money: their meter rows stay as they are
-                    cursor.executemany(_PUT_METER, changed)
+                store_state = (
+                    store_state
+                    or not self._state_per_round
+                    or completes
+                    or seq == 1
+                    or seq - self._state_seq >= STATE_ENTRIES
+                )
+                if store_state:
+                    self._store_state(cursor, state_row, meter_rows)
                 if anchor is not None:
                     # the previous entry's record is written beside this COMMIT, whose flush
                     # holds no GIL (an earlier write's failure: nothing is committed)
@@ -624,6 +666,12 @@ class Journal:
         self._last_seq = seq
         self._last_hash = digest
         self._rounds = rounds
+        if store_state:
+            self._state_seq = seq
+            self._stored_meters = dict(all_meters)
+            self._unstored = None
+        else:
+            self._unstored = ((seq, digest, rounds, snapshot_json), meter_rows)
         self._meters = all_meters
         self._meters_text = meters_text
         if seal_key is not None:
@@ -640,8 +688,50 @@ class Journal:
                 anchor.after_commit()
             except AnchorError as exc:
                 raise JournalError(f"{self.path}: seq {seq} committed but {exc}") from exc
-            anchor.post(seq, digest)  # written beside the next COMMIT, or after LINGER_S
+            # written beside the next COMMIT, or after LINGER_S, when due: the end of a round
+            anchor.post(seq, digest, due=completes)
         return AppendedEntry(seq, ts_ms, round_id, type, data_json, prev, digest, s_hash, mac)
+
+    def _store_state(
+        self,
+        cursor: sqlite3.Cursor,
+        state_row: tuple[int, str, int, str],
+        meter_rows: list[tuple[str, str]],
+    ) -> None:
+        """The state row and the meter rows that changed since they were last stored (inside
+        the caller's transaction)."""
+        if state_row[0] == 1:
+            cursor.execute(_PUT_STATE, state_row)
+        elif cursor.execute(_SET_STATE, state_row).rowcount != 1:
+            raise sqlite3.DatabaseError("the state row is missing")
+        changed = [row for row in meter_rows if self._stored_meters.get(row[0]) != row[1]]
+        if changed:  # most events move no money: their meter rows stay as they are
+            cursor.executemany(_PUT_METER, changed)
+
+    def _store_pending_state(self) -> None:
+        """At a clean stop: the state of the last entry, when it was not stored with it (one
+        transaction, no entry). A failure is logged: power-up replays from the stored state."""
+        if self._unstored is None:
+            return
+        state_row, meter_rows = self._unstored
+        cursor = self._cursor
+        try:
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                self._store_state(cursor, state_row, meter_rows)
+                cursor.execute("COMMIT")
+            except BaseException:
+                if self._conn.in_transaction:
+                    cursor.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as exc:
+            log.warning(
+                "%s: the state of seq %d not stored at close: %s", self.path, state_row[0], exc
+            )
+            return
+        self._unstored = None
+        self._state_seq = state_row[0]
+        self._stored_meters = {**self._stored_meters, **dict(meter_rows)}
 
     # ----------------------------------------------------------------------------- reading
     def last_state(self) -> StoredState | None:
@@ -701,9 +791,9 @@ class Journal:
         return self.meta.get("key_id", "").startswith(SEAL_PREFIX)
 
     def _sync_seal(self) -> None:
-        """Make the sealing key's last overwrite durable (the anchor's thread calls it when the
-        table is idle; `flush_anchor` and `close` too). A failure is logged: the older key on disk
-        still derives forward, only its erasure waits."""
+        """Make the sealing key's last overwrite durable (the anchor's thread calls it after each
+        record it writes; `flush_anchor` and `close` too). A failure is logged: the older key on
+        disk still derives forward, only its erasure waits."""
         sealer = self._sealer
         if sealer is not None:
             try:
@@ -724,6 +814,7 @@ class Journal:
     def close(self) -> None:
         """Close the file once the anchor's record of the last entry is durable (`JournalError`
         if that write failed: the entries are committed, the anchor is one or two behind)."""
+        self._store_pending_state()
         self._conn.close()
         try:
             if self._anchor is not None:

@@ -61,9 +61,14 @@ from typing import Any, Protocol
 
 from controller.journal.anchor import AnchorError, load_key
 from controller.journal.format import (
+    Entry,
     StorageFault,
+    StoredState,
     canonical_json,
     check_json_object,
+    completes_a_round,
+    meters_json,
+    state_hash,
 )
 from controller.journal.redact import hide_cards
 from controller.journal.store import Journal, JournalError
@@ -79,6 +84,9 @@ log = logging.getLogger(__name__)
 
 NowMs = Callable[[], int]
 
+#: The machine's states whose entries store the snapshot and meters at once (issue 29: inside a
+#: round they are stored at its end, `controller.journal.format.STATE_ENTRIES`).
+STATE_STORED_AT_ONCE = frozenset({"Closed", "Maintenance", "Fault"})
 #: Effects the owner carries out itself; every other effect goes to the device adapter.
 OWNER_EFFECTS = frozenset({"post", "draw_rng"})
 #: The longest the loop sleeps on the queue before looking at the clock again (seconds).
@@ -421,6 +429,7 @@ class Owner:
                 key=key,
                 seal_file=self._seal_file,
                 mode="training" if self._training else "live",
+                state_per_round=True,  # issue 29: the SD card's bytes
             )
             stored = self._journal.last_state()
             pending: list[Effect] = []
@@ -428,7 +437,7 @@ class Owner:
                 self._machine = self._make_machine(None)
             else:
                 self._machine = self._make_machine(stored.snapshot)
-                last = next(self._journal.entries(stored.seq, stored.seq), None)
+                last = self._replay_after(stored)
                 effects = [] if last is None else last.data.get("effects", [])
                 # a post / draw_rng of the last committed entry was never processed (it would
                 # be the next entry): the crash came between commit and output
@@ -469,6 +478,36 @@ class Owner:
         self._drain_front()
         self._compare_config(at_power_up=True)
         self._publish("power_up")
+
+    def _replay_after(self, stored: StoredState) -> Entry | None:
+        """The entries after the stored state (written once a round: a cut may leave it up to
+        `STATE_ENTRIES` behind), stepped through the restored machine exactly as journaled, each
+        checked against the state hash it recorded; the last entry (None: none at all). A
+        mismatch is a `StorageFault`: the table never resumes from a state the chain does not
+        vouch for."""
+        machine = self._machine
+        journal = self._journal
+        assert machine is not None and journal is not None
+        last = next(journal.entries(stored.seq, stored.seq), None)
+        rounds = stored.rounds
+        for entry in journal.entries(stored.seq + 1):
+            data = {k: v for k, v in entry.data.items() if k != "effects"}
+            machine.step(Event(entry.type, data), entry.ts_ms)
+            if completes_a_round(entry.type, entry.data):
+                rounds += 1
+            meters = {
+                level: canonical_json(values, "meters")
+                for level, values in machine.meters().items()
+            }
+            snapshot = canonical_json(machine.snapshot(), "snapshot")
+            if state_hash(snapshot, meters_json(meters), rounds) != entry.state_hash:
+                raise StorageFault(
+                    f"{journal.path}: storage fault: seq {entry.seq} does not replay to the "
+                    f"state it recorded from the stored state of seq {stored.seq} (run tablectl "
+                    "journal verify)"
+                )
+            last = entry
+        return last
 
     def _approve_software(self, software: str) -> None:
         """The software check can fail: a problem is journaled as a fault, then play refused."""
@@ -623,6 +662,9 @@ class Owner:
                 data,
                 snapshot=machine.snapshot(),
                 meters=machine.meters(),
+                # stored at once outside a round (closed, maintenance, a fault): what readers
+                # of the stored state (reports, rng dump) ask about; in a round, at its end
+                store_state=machine.state in STATE_STORED_AT_ONCE,
             )
         except (JournalError, sqlite3.Error, OSError) as exc:
             self._fail_storage(event, exc)

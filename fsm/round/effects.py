@@ -461,6 +461,29 @@ class ConfigChangedEffect(Effect):
     supervisor: str
 
 
+@record("carried_level")
+class CarriedLevel(Record):
+    """One level's meters as a fresh journal took them over (whole cents)."""
+
+    level: str
+    display_cents: int
+    overflow_cents: int
+    reserve_cents: int
+
+
+@effect("meters_carried")
+class MetersCarriedEffect(Effect):
+    """journal / reports: a fresh journal took over every level's meters from the previous
+    journal's head `previous_seq` / `previous_hash` (`source`: where they were read), on two
+    supervisors' PINs: nothing moved, nothing lost or invented"""
+
+    previous_seq: int
+    previous_hash: str
+    source: str
+    supervisors: tuple[str, ...]
+    levels: tuple[CarriedLevel, ...]
+
+
 @effect("dealer_hand")
 class DealerHand(Effect):
     """dealer: with a card-reading shoe, at play_complete, the dealer's hand set by `house_way`

@@ -580,6 +580,24 @@ class MeterCorrected(EventRecord):
     via: str | None = None
 
 
+@event("meters_carried")
+class MetersCarried(EventRecord):
+    """a fresh journal on a table that had one (docs/journal.md, "A fresh journal carrying the
+    meters"): every level's complete meters (`meters`: {level: its meters as the journal stores
+    them}) carried over from the previous journal's head `previous_seq` / `previous_hash`
+    (`previous_key_id`: its key id), read from `source` (journal: the previous file, verified
+    by replay), with two supervisors' PINs
+    (`supervisors`, two different ids); only on a closed table whose meters never moved"""
+
+    meters: Json
+    previous_seq: Annotated[int, Between(1)]
+    previous_hash: str
+    source: Literal["journal"]
+    supervisors: tuple[Supervisor, ...]
+    previous_key_id: Annotated[str, MAY_BE_EMPTY] = ""
+    via: str | None = None
+
+
 @event("light_test")
 class LightTest(EventRecord):
     """acceptor light test"""

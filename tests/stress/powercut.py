@@ -38,10 +38,12 @@ from typing import Any
 
 from controller.cli.journal import make_replay
 from controller.journal.audit import connect_read_only
+from controller.journal.seal import new_verification_key, write_new_seal_file
 from controller.journal.store import verify
 from tests.stress.disk import power_cut
 
 ROOT = Path(__file__).resolve().parents[2]
+SIMULATED_TABLE = ROOT / "controller" / "data" / "simulated-table.toml"
 #: A process dies at a watched operation drawn from 1..OPS_SPAN (a round is about 90).
 OPS_SPAN = 450
 
@@ -91,20 +93,36 @@ def _rows(db: Path) -> list[tuple[int, int | None, str, dict[str, Any]]]:
     return [(s, r, t, json.loads(d)) for s, r, t, d in rows]
 
 
-def check_verifies(db: Path, where: str) -> int:
-    """The journal verifies by replay from its own recorded configuration; its entry count."""
+def sealed_table(workdir: Path, name: str) -> tuple[Path, Path, bytes]:
+    """The simulated table's configuration with forward-secure seals (issue 23: the stress
+    suite's journals are sealed as a live table's are): its path, the sealing-key file (new,
+    beside the journal) and the verification key that checks every seal."""
+    seal_file = workdir / f"{name}.seal"
+    verification_key = new_verification_key()
+    write_new_seal_file(seal_file, verification_key)
+    text = SIMULATED_TABLE.read_text()
+    assert "\n[journal]\n" in text
+    text = text.replace("\n[journal]\n", f"\n[journal]\nseal_key = {json.dumps(str(seal_file))}\n")
+    config = workdir / f"{name}.toml"
+    config.write_text(text)
+    return config, seal_file, verification_key
+
+
+def check_verifies(db: Path, where: str, verify_key: bytes | None = None) -> int:
+    """The journal verifies by replay from its own recorded configuration (and every seal with
+    ``verify_key``); its entry count."""
     replay, why = make_replay(db, None)
     if replay is None:
         raise StressFailure(f"{where}: no replay: {why}")
-    report = verify(db, replay)
+    report = verify(db, replay, verify_key=verify_key)
     if not report.ok:
         raise StressFailure(f"{where}: journal verify failed: {report.problems[:3]}")
     return report.entries
 
 
-def check_finished(db: Path, rounds: int, where: str) -> None:
+def check_finished(db: Path, rounds: int, where: str, verify_key: bytes | None = None) -> None:
     """The invariants of a finished journal (issue 12: after every restart; at the end)."""
-    check_verifies(db, where)
+    check_verifies(db, where, verify_key)
     rows = _rows(db)
     if [r[0] for r in rows] != list(range(1, len(rows) + 1)):
         raise StressFailure(f"{where}: seqs are not gapless")
@@ -161,11 +179,13 @@ def run_chain(
     """One journal played to ``rounds`` through power cuts (``kind`` "power") or SIGKILLs."""
     t0 = time.monotonic()
     db = workdir / f"{kind}{index}.db"
+    config, seal_file, verify_key = sealed_table(workdir, f"{kind}{index}")
     watched = [
         db,
         db.with_name(db.name + "-wal"),
         db.with_name(db.name + "-journal"),
         db.with_name(db.name + ".anchor"),
+        seal_file,  # overwritten after every entry, synced when idle: a cut may lose its write
     ]
     log = workdir / f"{kind}{index}.pcut.log"
     result = ChainResult()
@@ -174,6 +194,8 @@ def run_chain(
         "-m",
         "controller.cli",
         "simulate",
+        "--config",
+        str(config),
         "--headless",
         "--rounds",
         str(rounds),
@@ -231,9 +253,9 @@ def run_chain(
         if after != written[: len(after)]:
             raise StressFailure(f"{where}: the journal after the cut is not what was written")
         if after:
-            check_verifies(db, where)
+            check_verifies(db, where, verify_key)
         result.cuts += 1
-    check_finished(db, rounds, f"{kind} chain {index} (finished)")
+    check_finished(db, rounds, f"{kind} chain {index} (finished)", verify_key)
     result.rounds = rounds
     result.seconds = time.monotonic() - t0
     return result

@@ -13,8 +13,15 @@ from typing import Any
 
 from fsm.round.config import config_key_path, with_changes
 from fsm.round.constants import AREAS
-from fsm.round.effects import ConfigChange, ConfigChangedEffect, Display, Lights
-from fsm.round.events import ConfigChanged, MeterCorrected
+from fsm.round.effects import (
+    CarriedLevel,
+    ConfigChange,
+    ConfigChangedEffect,
+    Display,
+    Lights,
+    MetersCarriedEffect,
+)
+from fsm.round.events import ConfigChanged, MeterCorrected, MetersCarried
 from fsm.round.meters import LevelMeters
 from fsm.round.phase import Phase, StateSpec, Step, Transition, Untimely
 from fsm.round.phases.shared import glyph, key_turned, lights_off
@@ -108,6 +115,59 @@ def correct_meter(s: Step) -> None:
     )
 
 
+def _whole(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def carry_allowed(s: Step) -> bool:
+    """A fresh journal's meters carried over: two different supervisors, on a table whose
+    meters never moved (so the carry happens once, and never on a table with history), every
+    configured level and no other, each level's meters whole and balanced."""
+    e: MetersCarried = s.e
+    if len(e.supervisors) != 2 or e.supervisors[0] == e.supervisors[1]:
+        return s.refuse("supervisors: two different supervisors must give their PINs", "invalid")
+    c = s.c
+    fresh = {lvl.name: LevelMeters.new(lvl).to_json() for lvl in c.config.levels}
+    if any(c.meters[name].to_json() != value for name, value in fresh.items()):
+        return s.refuse("the meters moved in this journal: they are carried into a fresh one only")
+    if not isinstance(e.meters, Mapping) or set(e.meters) != set(fresh):
+        got = sorted(e.meters) if isinstance(e.meters, Mapping) else e.meters
+        return s.refuse(f"meters: must name exactly the levels {sorted(fresh)}, got {got}"[:200])
+    carried: dict[str, LevelMeters] = {}
+    for name, value in e.meters.items():
+        try:
+            lm = LevelMeters.from_json(dict(value))
+        except (TypeError, ValueError) as err:
+            return s.refuse(f"meters[{name!r}]: not a level's meters: {err}"[:200], "invalid")
+        numbers = [v for k, v in lm.__dict__.items() if k not in ("name", "history")]
+        if lm.name != name or not all(_whole(v) for v in numbers):
+            return s.refuse(f"meters[{name!r}]: not a level's meters in whole sub-units", "invalid")
+        if lm.balance_error():
+            return s.refuse(f"meters[{name!r}]: do not balance ({lm.balance_error()} sub-units)")
+        carried[name] = lm
+    s.memo["carried"] = carried
+    return True
+
+
+def carry_meters(s: Step) -> None:
+    e: MetersCarried = s.e
+    carried: dict[str, LevelMeters] = s.memo["carried"]
+    levels = []
+    for name, lm in carried.items():
+        s.c.meters[name] = lm
+        display, overflow, reserve = lm.cents()
+        levels.append(CarriedLevel(name, display, overflow, reserve))
+    s.c.emit(
+        MetersCarriedEffect(
+            previous_seq=e.previous_seq,
+            previous_hash=e.previous_hash,
+            source=e.source,
+            supervisors=tuple(e.supervisors),
+            levels=tuple(levels),
+        )
+    )
+
+
 def cycle_lights(s: Step) -> None:
     """Every acceptor light through each of its states, ending off."""
     for state in LIGHT_TEST:
@@ -156,11 +216,15 @@ PHASE = Phase(
         Transition(
             "meter_corrected", MAINTENANCE, conditions=[correction_allowed], before=[correct_meter]
         ),
+        Transition("meters_carried", CLOSED, conditions=[carry_allowed], before=[carry_meters]),
         Transition("light_test", MAINTENANCE, before=[cycle_lights]),
         Transition("display_test", MAINTENANCE, before=[cycle_display]),
     ],
     untimely=[
-        Untimely(t, None, "untimely", _MAINTENANCE_ONLY)
-        for t in ("config_changed", "meter_corrected", "light_test", "display_test")
+        *(
+            Untimely(t, None, "untimely", _MAINTENANCE_ONLY)
+            for t in ("config_changed", "meter_corrected", "light_test", "display_test")
+        ),
+        Untimely("meters_carried", None, "untimely", "{trigger} only on a closed table ({state})"),
     ],
 )

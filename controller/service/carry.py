@@ -1,0 +1,257 @@
+"""A fresh journal on a table that had one, begun by a procedure, never by accident (issue 23).
+
+A table whose journal is gone, or closed (an archived period), starts a new journal only through
+`start_carried_journal`: the previous journal's head and every level's complete meters are taken
+from a verified source (`from_journal`: the previous file, verified by replay, seals and anchor),
+two different supervisors give their PINs, and the new journal's first entry is a journaled
+``meters_carried`` event, stepped by the round machine like any other (so verify replays it and
+refuses a carry into a journal whose meters moved). The previous journal's anchor, which would
+refuse a fresh journal as "lost or replaced", is moved aside beside it (never deleted).
+`carried_problems` follows the chain across: the new journal's carry names the previous head, its
+key id and exactly the meters that head left.
+
+This module must never invent or drop a cent (the meters are copied as stored, sub-units and
+counters included, and the machine checks they balance), never write to the previous journal,
+and never start a journal over one that holds entries.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from controller.journal.anchor import default_anchor_path, read_anchor
+from controller.journal.audit import ReplayFactory, connect_read_only, verify
+from controller.journal.format import JSON, Entry, JournalError, decode_object
+from controller.journal.seal import SealKeyFile
+from controller.journal.store import Journal
+from fsm.round.events import MetersCarried
+from fsm.round.machine import RoundMachine
+
+
+class CarryError(Exception):
+    """The carry cannot be made; the message says why in words. Nothing was written."""
+
+
+@dataclass(frozen=True)
+class CarrySource:
+    """What a fresh journal takes over: the previous journal's identity, head and meters."""
+
+    table_id: str
+    seq: int
+    hash: str
+    key_id: str
+    meters: dict[str, JSON]  # level -> its complete meters (the snapshot's, sub-units)
+    source: str  # "journal"
+
+
+def _read_head(path: Path) -> tuple[dict[str, str], int, str, dict[str, JSON]]:
+    conn = connect_read_only(path)
+    try:
+        meta = {str(k): str(v) for k, v in conn.execute("SELECT key, value FROM meta")}
+        row = conn.execute("SELECT seq, hash, snapshot FROM state WHERE id = 1").fetchone()
+    finally:
+        conn.close()
+    if row is None:
+        raise CarryError(f"{path}: holds no entry: there are no meters to carry")
+    last = conn_last_seq(path)
+    if int(row[0]) != last:
+        raise CarryError(
+            f"{path}: its stored state is of seq {row[0]}, not of its last entry {last} (the "
+            "table stopped without a clean stop): start and stop the table once, then carry"
+        )
+    snapshot = decode_object(row[2], "state.snapshot")
+    meters = snapshot.get("meters")
+    if not isinstance(meters, dict) or not meters:
+        raise CarryError(f"{path}: its stored state holds no meters")
+    return meta, int(row[0]), str(row[1]), meters
+
+
+def conn_last_seq(path: Path) -> int:
+    conn = connect_read_only(path)
+    try:
+        return int(conn.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def from_journal(
+    path: str | Path,
+    replay: ReplayFactory,
+    *,
+    verify_key: bytes | None = None,
+    anchor: str | Path | None = None,
+) -> CarrySource:
+    """The previous journal's head and meters, once it verifies (chain, state, replay, anchor;
+    seals with ``verify_key``); `CarryError` naming its first problem otherwise."""
+    p = Path(path)
+    if not p.is_file():
+        raise CarryError(f"{p}: no such journal file")
+    report = verify(p, replay, anchor=anchor, verify_key=verify_key)
+    if not report.ok:
+        raise CarryError(
+            f"{p}: does not verify ({report.problems[0]}): its meters cannot be carried; "
+            "carry from the last signed report's figures instead (docs/journal.md)"
+        )
+    meta, seq, digest, meters = _read_head(p)
+    if (seq, digest) != (report.head_seq, report.head_hash):
+        raise CarryError(f"{p}: changed while it was verified; stop the table and try again")
+    return CarrySource(
+        meta.get("table_id", ""), seq, digest, meta.get("key_id", ""), meters, "journal"
+    )
+
+
+def check_supervisors(
+    supervisors: Sequence[tuple[str, str]], known: Mapping[str, Any]
+) -> list[str]:
+    """Two different configured supervisors, each with the right PIN: their ids, or
+    `CarryError` naming who was refused (never the PIN)."""
+    ids = [sid for sid, _ in supervisors]
+    if len(ids) != 2 or ids[0] == ids[1]:
+        raise CarryError("two different supervisors must give their PINs (--supervisor twice)")
+    for sid, pin in supervisors:
+        sup = known.get(sid)
+        if sup is None or not sup.check(pin):  # the same scrypt check as the console
+            raise CarryError(f"supervisor {sid!r}: unknown id or wrong PIN; nothing was written")
+    return ids
+
+
+def start_carried_journal(
+    path: str | Path,
+    source: CarrySource,
+    supervisors: Sequence[str],
+    *,
+    game: Any,
+    table_id: str | None,
+    asset_number: int | None = None,
+    anchor: str | Path | None = None,
+    seal_file: str | Path | None = None,
+    key: bytes | None = None,
+    now_ms: Callable[[], int],
+    via: str = "tablectl",
+) -> Entry:
+    """Create the live journal at ``path`` whose seq 1 carries ``source``'s meters over.
+
+    ``path`` must be missing or empty; ``source`` must be of ``table_id``; a sealing key must be
+    a new one (it seals the new journal from seq 1: `tablectl journal setup-keys`). The anchor
+    that recorded the previous journal's head is renamed ``<anchor>.before-carry-<seq>``. The
+    machine refuses the carry (`CarryError`, and the new journal is left without an entry) if
+    the meters do not balance or do not name exactly the configured levels."""
+    p = Path(path)
+    if p.exists() and p.stat().st_size > 0:
+        try:
+            _, seq, _, _ = _read_head(p)
+        except CarryError:
+            seq = 0
+        except JournalError as exc:
+            raise CarryError(f"{p}: exists and is not an empty journal ({exc})") from exc
+        if seq:
+            raise CarryError(f"{p}: holds {seq} entries: a journal is carried into a new file only")
+    if table_id is not None and source.table_id and source.table_id != table_id:
+        raise CarryError(
+            f"the previous journal belongs to table {source.table_id!r}, not {table_id!r}"
+        )
+    if seal_file is not None:
+        sealer = SealKeyFile(seal_file)
+        try:
+            if sealer.next_seq != 1:
+                raise CarryError(
+                    f"the sealing key {seal_file} has sealed {sealer.next_seq - 1} entries of "
+                    "the previous journal: move it aside and make a new one for the new journal "
+                    "(tablectl journal setup-keys; print its verification key)"
+                )
+        finally:
+            sealer.close()
+    anchor_path = Path(anchor) if anchor is not None else default_anchor_path(p)
+    record = read_anchor(anchor_path)
+    if record is not None and record.acked > 0:
+        if record.acked > source.seq:
+            raise CarryError(
+                f"the anchor {anchor_path} records seq {record.acked}, after the carried head "
+                f"seq {source.seq}: the carry would lose entries (carry from the newer journal)"
+            )
+        os.replace(
+            anchor_path, anchor_path.with_name(f"{anchor_path.name}.before-carry-{record.seq}")
+        )
+    machine = RoundMachine(game)
+    event = MetersCarried(
+        meters=source.meters,
+        previous_seq=source.seq,
+        previous_hash=source.hash,
+        source="journal",
+        supervisors=tuple(supervisors),
+        previous_key_id=source.key_id,
+        via=via,
+    ).envelope()
+    with Journal.open(
+        p,
+        table_id=table_id,
+        created_ms=now_ms(),
+        asset_number=asset_number,
+        config=game.to_mapping(),
+        anchor=anchor_path,
+        key=key,
+        seal_file=seal_file,
+        mode="live",
+    ) as journal:
+        now = now_ms()
+        data = dict(event.data)
+        effects = machine.step(event, now)
+        if any(e.TYPE == "rejected" for e in effects):
+            raise CarryError(f"the carry was refused: {effects[0].to_json().get('reason')}")
+        entry = journal.append(
+            now,
+            machine.entry_round_id,
+            event.type,
+            {**data, "effects": [e.to_json() for e in effects]},
+            snapshot=machine.snapshot(),
+            meters=machine.meters(),
+        )
+    return entry
+
+
+def carried_problems(new: str | Path, previous: str | Path) -> list[str]:
+    """The chain followed across a carry: the new journal's ``meters_carried`` names the
+    previous journal's head (seq and hash), its key id and table, and exactly the meters that
+    head left. Empty when it does."""
+    problems: list[str] = []
+    try:
+        meta, seq, digest, meters = _read_head(Path(previous))
+    except (CarryError, JournalError) as exc:
+        return [f"previous journal: {exc}"]
+    conn = connect_read_only(Path(new))
+    try:
+        row = conn.execute(
+            "SELECT seq, data FROM journal WHERE type = 'meters_carried' ORDER BY seq LIMIT 1"
+        ).fetchone()
+        new_table = conn.execute("SELECT value FROM meta WHERE key = 'table_id'").fetchone()
+    finally:
+        conn.close()
+    if row is None:
+        return [f"{new}: carries no meters over (no meters_carried entry)"]
+    data = decode_object(row[1], f"seq {row[0]}: data")
+    where = f"seq {row[0]} (meters_carried)"
+    if (data.get("previous_seq"), data.get("previous_hash")) != (seq, digest):
+        problems.append(
+            f"{where}: names the previous head {data.get('previous_seq')}:"
+            f"{str(data.get('previous_hash'))[:16]}... but {previous} ends at "
+            f"{seq}:{digest[:16]}..."
+        )
+    if data.get("previous_key_id", "") != meta.get("key_id", ""):
+        problems.append(
+            f"{where}: names key id {data.get('previous_key_id')!r}, the previous "
+            f"journal's is {meta.get('key_id')!r}"
+        )
+    if new_table is not None and new_table[0] != meta.get("table_id"):
+        problems.append(f"{where}: the previous journal is table {meta.get('table_id')!r}")
+    if data.get("meters") != meters:
+        problems.append(f"{where}: the carried meters are not those the previous head left")
+    effects = data.get("effects")
+    if not isinstance(effects, list) or not any(
+        isinstance(e, dict) and e.get("type") == "meters_carried" for e in effects
+    ):
+        problems.append(f"{where}: was refused by the round machine: nothing was carried")
+    return problems

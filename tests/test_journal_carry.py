@@ -1,0 +1,230 @@
+"""Issue 23, item 3: a fresh journal on a table that had one is a procedure, not an accident.
+
+A table whose journal is closed or gone starts a new one only with a journaled ``meters_carried``
+(two supervisors' PINs) that takes over every level's meters, to the sub-unit, from the previous
+journal's verified head; verify follows the chain across (NJ 13:69E-1.39B(h): the table recovers
+to the prior, committed state or does not play; NJ 13:69D-1.52(f): no meter changed without a
+record of who and why).
+"""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from report_journals import TableDriver
+
+from controller.cli.journal import make_replay
+from controller.config import Supervisor, hash_pin
+from controller.journal.anchor import default_anchor_path, read_anchor
+from controller.journal.audit import verify
+from controller.journal.format import StorageFault
+from controller.journal.seal import new_verification_key, write_new_seal_file
+from controller.journal.store import Journal
+from controller.service.carry import (
+    CarryError,
+    carried_problems,
+    check_supervisors,
+    from_journal,
+    start_carried_journal,
+)
+from fsm.round import GameConfig
+
+ROOT = Path(__file__).resolve().parent.parent
+GAME = GameConfig(table_id="T9")
+
+
+def _played(db: Path, seal_file: Path | None = None) -> dict[str, object]:
+    """A live journal with money on its meters; returns its stored (complete) meters."""
+    driver = TableDriver(db, GAME, seal_file=seal_file)
+    driver.open_table()
+    for _ in range(3):
+        driver.play_round([1, 2, 4], {})
+    driver.play_round([3], {3: "royal_flush"})
+    meters = dict(driver.machine.snapshot()["meters"])
+    driver.close()
+    return meters
+
+
+def _replay(db: Path):  # type: ignore[no-untyped-def]
+    replay, _ = make_replay(db, None)
+    return replay
+
+
+def _carry(  # type: ignore[no-untyped-def]
+    new: Path,
+    old: Path,
+    *,
+    seal_file: Path | None = None,
+    anchor: Path | None = None,
+    previous_anchor: Path | None = None,
+):
+    source = from_journal(old, _replay(old), anchor=previous_anchor or anchor)
+    return start_carried_journal(
+        new,
+        source,
+        ["ana", "bo"],
+        game=GAME,
+        table_id="T9",
+        anchor=anchor,
+        seal_file=seal_file,
+        now_ms=lambda: 1_800_000_000_000,
+    )
+
+
+def test_a_fresh_journal_carries_every_meter_to_the_sub_unit_and_verify_follows_the_chain(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "period1.db"
+    meters = _played(old)
+    assert meters["progressive"]["contributed"] > 0  # type: ignore[index]
+    new = tmp_path / "journal.db"
+    entry = _carry(new, old)
+    assert entry.seq == 1 and entry.type == "meters_carried"
+    report = verify(new, _replay(new))
+    assert report.ok, report.problems
+    assert carried_problems(new, old) == []
+    # the table carries on from the carried meters: nothing lost, nothing invented
+    driver_journal = Journal.open(new, table_id="T9")
+    stored = driver_journal.last_state()
+    driver_journal.close()
+    assert stored is not None and stored.snapshot["meters"] == meters
+    effect = entry.data["effects"][0]
+    assert effect["type"] == "meters_carried" and effect["supervisors"] == ["ana", "bo"]
+    # the new journal anchors itself
+    record = read_anchor(default_anchor_path(new))
+    assert record is not None and record.seq == 1
+
+
+def test_verify_across_a_carry_names_a_journal_that_is_not_the_previous_head(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "period1.db"
+    _played(old)
+    kept = tmp_path / "copy.db"
+    shutil.copyfile(old, kept)
+    new = tmp_path / "journal.db"
+    _carry(new, old)
+    # the previous journal carried on after the carry (or another one is shown): named
+    driver = TableDriver(old, GAME)
+    driver.play_round([5], {})
+    driver.close()
+    problems = carried_problems(new, old)
+    assert problems and "previous head" in problems[0]
+    assert carried_problems(new, kept) == []
+
+
+def test_a_carry_into_a_journal_whose_meters_moved_is_refused_by_the_round_machine(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "period1.db"
+    _played(old)
+    busy = tmp_path / "busy.db"
+    _played(busy)
+    with pytest.raises(CarryError, match=r"holds .* entries"):
+        _carry(busy, old)
+    # in the machine itself: once per fresh journal, never after money moved
+    driver = TableDriver(tmp_path / "t.db", GAME)
+    driver.open_table()
+    driver.play_round([1], {})
+    source = from_journal(old, _replay(old), anchor=default_anchor_path(old))
+    effects = driver.send(
+        "meters_carried",
+        meters=source.meters,
+        previous_seq=source.seq,
+        previous_hash=source.hash,
+        source="journal",
+        supervisors=["ana", "bo"],
+    )
+    driver.close()
+    assert effects[0]["type"] == "rejected"
+
+
+def test_a_carry_needs_two_different_supervisors_with_their_pins(tmp_path: Path) -> None:
+    known = {
+        "ana": Supervisor("ana", "Ana", hash_pin("1357")),
+        "bo": Supervisor("bo", "Bo", hash_pin("2468")),
+    }
+    assert check_supervisors([("ana", "1357"), ("bo", "2468")], known) == ["ana", "bo"]
+    with pytest.raises(CarryError, match="two different supervisors"):
+        check_supervisors([("ana", "1357"), ("ana", "1357")], known)
+    with pytest.raises(CarryError, match="two different supervisors"):
+        check_supervisors([("ana", "1357")], known)
+    with pytest.raises(CarryError, match="'bo': unknown id or wrong PIN"):
+        check_supervisors([("ana", "1357"), ("bo", "1357")], known)
+    with pytest.raises(CarryError, match="'cy': unknown id or wrong PIN"):
+        check_supervisors([("ana", "1357"), ("cy", "2468")], known)
+
+
+def test_a_previous_journal_that_does_not_verify_carries_nothing(tmp_path: Path) -> None:
+    old = tmp_path / "period1.db"
+    _played(old)
+    conn = sqlite3.connect(old)
+    conn.execute("DROP TRIGGER journal_no_update")
+    conn.execute(
+        "UPDATE journal SET data = replace(data, '\"cents\":', '\"cents\": ') WHERE seq = 5"
+    )
+    conn.commit()
+    conn.close()
+    new = tmp_path / "journal.db"
+    with pytest.raises(CarryError, match="does not verify"):
+        _carry(new, old)
+    assert not new.exists()
+
+
+def test_a_sealed_table_carries_into_a_journal_sealed_with_a_new_key(tmp_path: Path) -> None:
+    """The lost-journal case of issue 23: power-up refuses a fresh journal while the sealing key
+    and the anchor say the table had one; the carry is the way on, with a new sealing key."""
+    old_key = tmp_path / "old.seal"
+    write_new_seal_file(old_key, new_verification_key())
+    live = tmp_path / "journal.db"
+    meters = _played(live, seal_file=old_key)
+    archived = tmp_path / "period1.db"
+    shutil.move(live, archived)
+    for suffix in ("-wal", "-shm"):
+        Path(f"{live}{suffix}").unlink(missing_ok=True)
+    anchor = default_anchor_path(live)  # the configured anchor stays where it was
+    with pytest.raises(StorageFault, match=r"was lost or replaced.*tablectl journal carry"):
+        Journal.open(live, table_id="T9", seal_file=old_key)
+    with pytest.raises(CarryError, match=r"has sealed .* move it aside"):
+        _carry(live, archived, seal_file=old_key, anchor=anchor)
+    vk = new_verification_key()
+    new_key = tmp_path / "new.seal"
+    write_new_seal_file(new_key, vk)
+    _carry(live, archived, seal_file=new_key, anchor=anchor)
+    # the anchor of the previous journal is kept beside it, never deleted
+    assert len(list(tmp_path.glob("journal.db.anchor.before-carry-*"))) == 1
+    with Journal.open(live, table_id="T9", seal_file=new_key) as journal:  # powers up
+        stored = journal.last_state()
+    assert stored is not None and stored.snapshot["meters"] == meters
+    assert verify(live, _replay(live), verify_key=vk).ok
+    assert carried_problems(live, archived) == []
+
+
+def test_tablectl_journal_carry_with_two_pins_and_verify_previous(tmp_path: Path) -> None:
+    old = tmp_path / "period1.db"
+    _played(old)
+    config = tmp_path / "table.toml"
+    text = (ROOT / "deploy" / "config.example.toml").read_text()
+    text = text.replace('"/var/lib/paigow/journal.db"', f'"{tmp_path / "journal.db"}"')
+    text = text.replace('seal_key = "/var/lib/paigow/journal.seal"', "")
+    text = text.replace('id = "T1"', 'id = "T9"')
+    text += f'\n[supervisors.bo]\nname = "Bo"\npin_hash = "{hash_pin("2468")}"\n'
+    config.write_text(text)
+    tablectl = [sys.executable, "-m", "controller.cli"]
+    carry = [*tablectl, "journal", "carry", "--config", str(config), "--from-journal", str(old)]
+    carry += ["--supervisor", "supervisor1", "--supervisor", "bo"]
+    wrong = subprocess.run(carry, input="0000\n1111\n", capture_output=True, text=True, cwd=ROOT)
+    assert wrong.returncode == 1 and "'bo': unknown id or wrong PIN" in wrong.stderr
+    assert not (tmp_path / "journal.db").exists()
+    done = subprocess.run(carry, input="0000\n2468\n", capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "carries the meters" in done.stdout
+    check = [*tablectl, "journal", "verify", "--db", str(tmp_path / "journal.db")]
+    check += ["--previous", str(old), "--no-installed-config"]
+    verified = subprocess.run(check, capture_output=True, text=True, cwd=ROOT)
+    assert verified.returncode == 0, verified.stdout + verified.stderr
