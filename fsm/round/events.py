@@ -473,6 +473,29 @@ class Training(EventRecord):
     correct: Annotated[bool | None, _Omit] = None
 
 
+# --------------------------------------------------------------------------- the door
+
+
+@event("door")
+class Door(EventRecord):
+    """the controller compartment's door switch (issue 28 item 4), journaled with the entry's
+    time: `open` true when the door was opened (or the switch's wire broke), false when it was
+    closed; while it is open play is refused unless a supervisor allowed maintenance"""
+
+    open: bool
+
+
+@event("door_maintenance")
+class DoorMaintenance(EventRecord):
+    """a supervisor (PIN checked by the console) allows play to go on while the compartment
+    door is open, for maintenance (`allow` true), or withdraws it (`allow` false); closing the
+    door ends it"""
+
+    supervisor: Supervisor
+    allow: bool
+    via: str | None = None
+
+
 # --------------------------------------------------------------------------- the dealer panel
 
 
