@@ -35,6 +35,8 @@ pai_gow_wagers
 restored_seq
 clock_synced
 unjournaled
+openings  # door_changed: the SAS door meter, the page (issue 28 item 4)
+maintenance  # door_changed: who allowed play with the door open
 PlayComplete  # registered by @event: the machine steps it by its name
 REJECT_CAUSES  # the catalogue of rejected.cause (docs)
 effects_json
