@@ -6,7 +6,9 @@
 #   sudo deploy/install.sh --no-uart    leave the UART lines of config.txt and cmdline.txt alone
 #   sudo deploy/install.sh --no-boot    leave /boot/firmware/config.txt and cmdline.txt alone
 #   sudo deploy/install.sh --wheelhouse DIR   install offline from a wheelhouse (pi-release);
-#                                       a release's (make release) holds its wheel: installed
+#                                       a release's (make release) holds its wheel: installed,
+#                                       and its manifest: the installed software compared
+#   sudo deploy/install.sh --release-manifest FILE   compare with this release manifest
 #
 # What it does, in order (each step is safe to repeat):
 #   1. apt packages: python3-venv, python3-pip, sqlite3 (no compiler: lgpio comes as a wheel);
@@ -15,8 +17,7 @@
 #   3. /opt/paigow/venv: the runtime dependencies exactly as deploy/requirements.lock pins them
 #      (every file checked against its SHA-256, binary wheels only: lgpio's aarch64 wheel), from
 #      PyPI or from the wheelhouse (deploy/wheelhouse.sh), then this package built with the
-#      locked setuptools (no index); /etc/paigow/software.manifest, the approved software
-#      manifest the service compares its power-up hash with (controller/service/selfcheck.py)
+#      locked setuptools (no index)
 #   4. /etc/paigow/table.toml from deploy/config.example.toml (never overwritten), root:paigow 0640
 #   5. /var/lib/paigow for the journal, paigow:paigow 0750
 #   6. the journal's forward-secure sealing key ([journal] seal_key, /var/lib/paigow/journal.seal),
@@ -30,7 +31,13 @@
 #      (dtparam=strict_gpiod), and the PL011 UART on GPIO 14/15 for SAS (Bluetooth moved off
 #      it, serial console removed)
 #  10. time synchronisation (systemd-timesyncd): a Pi has no RTC
-#  11. the systemd unit paigow-table.service, enabled (started only when the configuration passes
+#  11. the systemd unit paigow-table.service; then the installed software (the packages' files and
+#      the unit) compared with the release's manifest (the wheelhouse's software-packages.manifest,
+#      --release-manifest FILE, else the one deploy/manifest.sh makes of this source tree): a
+#      difference stops the install, naming the files, before anything is approved; then
+#      /etc/paigow/software.manifest, the approved manifest the service compares its power-up
+#      hash with (controller/service/selfcheck.py: the packages, the unit, the interpreter, the
+#      dependencies); the unit enabled (started only when the configuration passes
 #      `tablectl config check`)
 # A reboot is needed after step 9 changes the boot files; the script says so.
 set -euo pipefail
@@ -51,11 +58,12 @@ DRY_RUN=0
 CONFIGURE_UART=1
 CONFIGURE_BOOT=1
 WHEELHOUSE=""
+RELEASE_MANIFEST=""
 REBOOT_NEEDED=0
 NEW_CONFIG=0
 
 usage() {
-    sed -n '2,9p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+    sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
 }
 
 while [ "$#" -gt 0 ]; do
@@ -68,6 +76,11 @@ while [ "$#" -gt 0 ]; do
                 echo "install.sh: --wheelhouse needs a directory" >&2; exit 2
             fi
             WHEELHOUSE="$2"; shift ;;
+        --release-manifest)
+            if [ "$#" -lt 2 ]; then
+                echo "install.sh: --release-manifest needs a file" >&2; exit 2
+            fi
+            RELEASE_MANIFEST="$2"; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "install.sh: unknown option $1" >&2; usage >&2; exit 2 ;;
     esac
@@ -162,11 +175,6 @@ if [ -n "$release_wheel" ]; then
 else
     run "$VENV/bin/pip" install --no-index --no-deps --no-build-isolation --force-reinstall "$SRC"
 fi
-# the approved software manifest: what the service compares its power-up hash with. Compare
-# the hash printed here with the release's certified hash before the table opens.
-run "$VENV/bin/python" -m controller.service.selfcheck --write "$MANIFEST"
-run chown "root:$SERVICE_USER" "$MANIFEST"
-run chmod 0444 "$MANIFEST"
 run install -m 0644 "$SRC/docs/operator-guide.md" "$PREFIX/share/operator-guide.md"
 run install -m 0644 "$SRC/docs/wiring.md" "$PREFIX/share/wiring.md"
 run ln -sf "$VENV/bin/tablectl" /usr/local/bin/tablectl
@@ -319,9 +327,41 @@ fi
 say "time synchronisation (systemd-timesyncd)"
 run systemctl enable --now systemd-timesyncd.service || true
 
-# --- 11. systemd unit --------------------------------------------------------------------------
+# --- 11. systemd unit, the release's manifest compared, the approved manifest ------------------
 say "systemd unit $UNIT"
 run install -m 0644 "$SRC/systemd/$UNIT" "/etc/systemd/system/$UNIT"
+# The installed software (the packages' files and the unit) against the release's manifest, made
+# when the release was built (issue 28 item 2): a difference stops here, before anything is
+# approved, naming the files. Without a release (a source tree), the tree's own manifest: what
+# pip installed must be what the tree holds.
+if [ -z "$RELEASE_MANIFEST" ] && [ -n "$WHEELHOUSE" ] \
+        && [ -f "$WHEELHOUSE/software-packages.manifest" ]; then
+    RELEASE_MANIFEST="$WHEELHOUSE/software-packages.manifest"
+fi
+if [ -n "$RELEASE_MANIFEST" ]; then
+    say "the installed software against the release's manifest $RELEASE_MANIFEST"
+    compare_with="$RELEASE_MANIFEST"
+else
+    say "the installed software against this source tree's manifest (not a release's)"
+    if [ "$DRY_RUN" -eq 1 ]; then
+        compare_with="TREE.manifest"
+        printf '    %s\n' "bash $SRC/deploy/manifest.sh $SRC > $compare_with"
+    else
+        compare_with="$(mktemp)"
+        trap 'rm -f "$compare_with"' EXIT
+        bash "$SRC/deploy/manifest.sh" "$SRC" >"$compare_with"
+    fi
+fi
+# The approved software manifest: what the service compares its power-up hash with. Compare
+# the hash printed here with the release's certified hash before the table opens.
+if ! run "$VENV/bin/python" -m controller.service.selfcheck --release-manifest "$compare_with" \
+        --write "$MANIFEST"; then
+    echo "install.sh: stopped: the installed software is not the release's (above); nothing" \
+         "approved ($MANIFEST unchanged), the service not restarted" >&2
+    exit 1
+fi
+run chown "root:$SERVICE_USER" "$MANIFEST"
+run chmod 0444 "$MANIFEST"
 # systemd as PID 1 (sd_booted): not in a chroot or an image being built, where the unit is
 # enabled (symlinks only) and starts at the next boot
 SYSTEMD_RUNNING=0

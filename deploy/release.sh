@@ -7,7 +7,10 @@
 #   paigow_table_controller-<version>-py3-none-any.whl   the controller, built from that tree
 #   wheelhouse-aarch64/, wheelhouse-x86_64/    the locked wheels (deploy/wheelhouse.sh) and the
 #                                              controller's wheel: `install.sh --wheelhouse DIR`
-#   software-packages.manifest                 the approved manifest of the controller's files
+#   software-packages.manifest                 the release's manifest (deploy/manifest.sh): the
+#                                              unit file and the controller's files, with one
+#                                              release hash (its SHA-256, in the notes); also in
+#                                              each wheelhouse, where install.sh compares with it
 #   RELEASE-NOTES.md                           this version's CHANGELOG.md section, the hashes
 #   SHA256SUMS                                 every file above
 #
@@ -95,18 +98,24 @@ if [ "$WHEELHOUSE" -eq 1 ]; then
         [ "$arch" = x86_64 ] && flag=(--x86-64)
         PYTHON="$PYTHON" bash "$SRC/deploy/wheelhouse.sh" "${flag[@]}" "$OUT/wheelhouse-$arch"
         cp "$OUT/$wheel" "$OUT/wheelhouse-$arch/"
-        (cd "$OUT/wheelhouse-$arch" && sha256sum -- *.whl requirements.lock >SHA256SUMS)
     done
 fi
 
-# The approved manifest of the controller's own files: the lines `python -m
-# controller.service.selfcheck` gives for fsm/, drivers/ and controller/ on any table this release
-# is installed on (coreutils, as its docstring says). The dependencies' lines (their RECORDs) depend
-# on the architecture and the install, so install.sh adds them on the table.
-(cd "$stage/$name" && find fsm drivers controller \( -name '*.py' -o -name '*.toml' \) \
-    -not -path '*/__pycache__/*' | LC_ALL=C sort | xargs sha256sum) \
-    >"$OUT/software-packages.manifest"
+# The release's manifest (deploy/manifest.sh): the unit file and every file of fsm/, drivers/ and
+# controller/ as the table hashes them (coreutils, as controller.service.selfcheck says), made from
+# the tree the wheel was built from. install.sh compares what it installs with it and stops on a
+# difference; it ships beside the wheel in each wheelhouse. The dependencies' lines (their
+# RECORDs) and the interpreter's depend on the architecture and the OS, so install.sh adds them on
+# the table when it writes the approved manifest.
+bash "$SRC/deploy/manifest.sh" "$stage/$name" >"$OUT/software-packages.manifest"
 packages_hash="$(sha256sum "$OUT/software-packages.manifest" | cut -d' ' -f1)"
+if [ "$WHEELHOUSE" -eq 1 ]; then
+    for arch in aarch64 x86_64; do
+        cp "$OUT/software-packages.manifest" "$OUT/wheelhouse-$arch/"
+        (cd "$OUT/wheelhouse-$arch" \
+            && sha256sum -- *.whl requirements.lock software-packages.manifest >SHA256SUMS)
+    done
+fi
 
 {
     if [ "$tagged" -eq 0 ]; then
@@ -118,9 +127,10 @@ packages_hash="$(sha256sum "$OUT/software-packages.manifest" | cut -d' ' -f1)"
     echo
     echo "Commit \`$commit\`; built $(date -u +%Y-%m-%dT%H:%MZ)."
     echo
-    echo "Software packages manifest (\`software-packages.manifest\`): SHA-256 \`$packages_hash\`."
-    echo "The approved manifest a table writes (/etc/paigow/software.manifest) holds these lines and"
-    echo "one line per locked dependency; \`tablectl --version\` prints its hash."
+    echo "Release manifest (\`software-packages.manifest\`): SHA-256 \`$packages_hash\` (the release hash)."
+    echo "install.sh compares the installed software with it and stops on a difference; the approved"
+    echo "manifest a table writes (/etc/paigow/software.manifest) holds these lines, the interpreter's"
+    echo "and one line per locked dependency; \`tablectl --version\` prints its hash."
     echo
     echo "$notes" | tail -n +2
 } >"$OUT/RELEASE-NOTES.md"

@@ -69,7 +69,9 @@ def test_install_dry_run_lists_every_step_and_changes_nothing(tmp_path: Path) ->
     lock = ROOT / "deploy" / "requirements.lock"
     assert f"pip install --require-hashes --only-binary=:all: -r {lock}" in out
     assert f"pip install --no-index --no-deps --no-build-isolation --force-reinstall {ROOT}" in out
-    assert "selfcheck --write /etc/paigow/software.manifest" in out
+    # the release's manifest compared before the approved one is written, after the unit
+    assert "selfcheck --release-manifest TREE.manifest --write /etc/paigow/software.manifest" in out
+    assert out.index("/etc/systemd/system/paigow-table.service") < out.index("--release-manifest")
     assert "install -d -m 0750 -o paigow -g paigow /var/lib/paigow" in out
     assert "/etc/udev/rules.d/" in out and "udevadm control --reload-rules" in out
     assert 'append "enable_uart=1"' in out

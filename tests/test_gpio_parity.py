@@ -96,6 +96,7 @@ def test_effects_leave_the_same_state_on_both(rig: Rig) -> None:
         "glyph": "4",
         "lid_lifted": None,
         "supervisor_key_on": False,
+        "door_open": None,  # no compartment door switch wired (pins.door)
     }
     rig.table.safe_state()
     assert rig.table.acceptors.lights == ("off",) * 6

@@ -61,15 +61,16 @@ def _can_overlay(tmp_path: Path) -> str | None:
 
 INSIDE = r"""
 set -euo pipefail
-M="$1"; U="$2"; W="$3"; SRC="$4"; WHEELS="$5"
+M="$1"; U="$2"; W="$3"; SRC="$4"; WHEELS="$5"; TAMPERED="$6"
 mount -t overlay overlay -o "lowerdir=/,upperdir=$U,workdir=$W" "$M"
 mount --rbind /dev "$M/dev"
 mount -t proc proc "$M/proc"
 mount -t tmpfs tmpfs "$M/run"
 mount -t tmpfs tmpfs "$M/tmp"
-mkdir -p "$M/srv/src" "$M/srv/wheels"
+mkdir -p "$M/srv/src" "$M/srv/wheels" "$M/srv/tampered"
 mount --bind "$SRC" "$M/srv/src"
 mount --bind "$WHEELS" "$M/srv/wheels"
+mount --bind "$TAMPERED" "$M/srv/tampered"
 in_root() { chroot "$M" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 "$@"; }
 echo "=== install"
 in_root bash /srv/src/deploy/install.sh --no-boot --wheelhouse /srv/wheels
@@ -82,6 +83,8 @@ in_root /opt/paigow/venv/bin/tablectl --version
 echo "=== approved"
 in_root /opt/paigow/venv/bin/python -c 'from controller.service.selfcheck import *
 print(software_hash(read_manifest("/etc/paigow/software.manifest")))'
+echo "=== unit line"
+grep -c '  /etc/systemd/system/paigow-table.service$' "$M/etc/paigow/software.manifest" || true
 echo "=== modes"
 in_root stat -c '%n %a %U:%G' /etc/paigow/software.manifest /var/lib/paigow/journal.seal \
     /etc/paigow/table.toml /var/lib/paigow /etc/systemd/system/paigow-table.service
@@ -97,6 +100,11 @@ site=$(in_root /opt/paigow/venv/bin/python -c \
 printf '\n# changed on the table\n' >> "$M$site/fsm/rules/paytables.py"
 in_root /opt/paigow/venv/bin/python -c 'from controller.service.selfcheck import *
 print(approval_problem("/etc/paigow/software.manifest", software_hash()))'
+echo "=== tampered"
+sha256sum "$M/etc/paigow/software.manifest" | cut -d' ' -f1
+in_root bash /srv/src/deploy/install.sh --no-boot --wheelhouse /srv/tampered 2>&1 \
+    || echo "install rc=$?"
+sha256sum "$M/etc/paigow/software.manifest" | cut -d' ' -f1
 echo "=== end"
 """
 
@@ -135,6 +143,11 @@ def test_install_sh_installs_offline_into_a_throwaway_debian_root(tmp_path: Path
     (wheel,) = (tmp_path / "rel").glob("paigow_table_controller-*.whl")
     version = wheel.name.split("-")[1]
     shutil.copy(wheel, wheels)
+    # the release's manifest ships in its wheelhouse (release.sh): install.sh compares with it
+    shutil.copy(tmp_path / "rel" / "software-packages.manifest", wheels)
+    tampered = tmp_path / "tampered"
+    shutil.copytree(wheels, tampered)
+    _tamper(tampered / wheel.name, "fsm/rules/paytables.py")
     (tarball,) = (tmp_path / "rel").glob("paigow-table-controller-*.tar.gz")
     subprocess.run(["tar", "-xzf", str(tarball), "-C", str(tmp_path)], check=True)
     source = tmp_path / tarball.name.removesuffix(".tar.gz")
@@ -143,7 +156,8 @@ def test_install_sh_installs_offline_into_a_throwaway_debian_root(tmp_path: Path
         layer.mkdir()
     done = subprocess.run(
         ["unshare", "--mount", "--net", "--fork", "bash", "-c", INSIDE, "inside",
-         str(layers["m"]), str(layers["u"]), str(layers["w"]), str(source), str(wheels)],
+         str(layers["m"]), str(layers["u"]), str(layers["w"]), str(source), str(wheels),
+         str(tampered)],
         capture_output=True, text=True, timeout=900,
     )  # fmt: skip
     out = done.stdout
@@ -151,6 +165,8 @@ def test_install_sh_installs_offline_into_a_throwaway_debian_root(tmp_path: Path
 
     install = _section(out, "install")
     assert "==> done" in install
+    assert "matches the release's manifest /srv/wheels/software-packages.manifest" in install
+    assert _section(out, "unit line").strip() == "1"  # the unit is approved with the code
     assert "pip install --no-index" not in install  # not a dry run: the commands ran
     freeze = dict(
         line.split("==", 1) for line in _section(out, "freeze").splitlines() if "==" in line
@@ -184,9 +200,29 @@ def test_install_sh_installs_offline_into_a_throwaway_debian_root(tmp_path: Path
     assert "rc=" not in _section(out, "config check")
     modified = _section(out, "modified")
     assert "is not the approved" in modified and "changed fsm/rules/paytables.py" in modified
+    # a wheel whose pay table was edited after the release was built: the install stops, names
+    # the file and approves nothing (issue 28 item 2)
+    before, *said, after = _section(out, "tampered").strip().splitlines()
+    said_text = "\n".join(said)
+    assert "install rc=1" in said_text and "changed fsm/rules/paytables.py" in said_text
+    assert "nothing approved" in said_text and before == after
     # nothing leaked out of the throwaway root
     assert not Path("/etc/paigow/software.manifest").exists() or _was_there_before()
     assert LOCK.exists() and sys.executable
+
+
+def _tamper(wheel: Path, member: str) -> None:
+    """Rewrite ``wheel`` with one line added to ``member`` (its RECORD left as it was)."""
+    import zipfile
+
+    staged = wheel.with_suffix(".tmp")
+    with zipfile.ZipFile(wheel) as old, zipfile.ZipFile(staged, "w") as new:
+        for item in old.infolist():
+            data = old.read(item)
+            if item.filename == member:
+                data += b"\n# edited after the release was built\n"
+            new.writestr(item, data)
+    staged.replace(wheel)
 
 
 def _was_there_before() -> bool:

@@ -25,6 +25,7 @@ ARGS: dict[str, list[str]] = {
     "void-hit": ["1", "reason"],
     "void-draw": ["reason"],
     "maintenance": ["enter"],
+    "door-maintenance": ["on"],
     "config-change": ["rounds_per_shuffle=2"],
     "meter-correct": ["progressive", "display", "100", "reason"],
     "verify-software": ["c0ffee"],

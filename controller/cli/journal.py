@@ -95,6 +95,12 @@ def register(sub: Any) -> None:
         help="the journal this one carried its meters over from (tablectl journal carry): "
         "follow the chain across the carry",
     )
+    ver.add_argument(
+        "--archives",
+        metavar="DIR",
+        help="also check every archive of this journal in DIR (tablectl journal archive): "
+        "each file against its head record; a tampered archive is named",
+    )
     ver.set_defaults(func=run_verify)
     carry = actions.add_parser(
         "carry",
@@ -122,6 +128,26 @@ def register(sub: Any) -> None:
         "PIN is asked on the terminal (or read from stdin, one line each)",
     )
     carry.set_defaults(func=run_carry)
+    arc = actions.add_parser(
+        "archive",
+        help="close a period: a verified archive of the journal and its head record (two "
+        "supervisors' PINs; the table closed, the controller stopped)",
+    )
+    arc.add_argument("--db", required=True, help="the live journal file (SQLite)")
+    arc.add_argument("--out", required=True, help="the archive directory")
+    arc.add_argument("--config", required=True, help="the table configuration: its supervisors")
+    arc.add_argument(
+        "--supervisor",
+        action="append",
+        required=True,
+        help="a supervisor's id; given twice, two different supervisors",
+    )
+    arc.add_argument(
+        "--pin-stdin",
+        action="store_true",
+        help="read the two PINs from stdin, one line each, in the order of --supervisor",
+    )
+    arc.set_defaults(func=run_archive)
     keys = actions.add_parser(
         "setup-keys",
         help="make the forward-secure sealing key (install, once) and print the verification key",
@@ -239,8 +265,76 @@ def run_verify(args: argparse.Namespace) -> int:
         if extra:
             result["problems"] = [*extra, *result["problems"]]
             result["ok"] = False
+    if getattr(args, "archives", None):
+        from controller.journal.archive import check_archives
+
+        archived, heads = check_archives(Path(args.archives))
+        result["archives"] = [
+            {k: h.get(k) for k in ("file", "first_seq", "head_seq", "head_hash")} for h in heads
+        ]
+        if archived:
+            result["problems"] = [*result["problems"], *archived]
+            result["ok"] = False
     _print_verify(result, args.json)
     return 0 if result["ok"] else 1
+
+
+def run_archive(args: argparse.Namespace) -> int:
+    """``tablectl journal archive``: two supervisors' PINs checked against the configuration,
+    the controller not running (the journal's lock), then `make_archive`."""
+    import getpass
+    import time
+
+    from controller.config import ConfigError, check_pin, load_config
+    from controller.journal.archive import ArchiveError, make_archive
+    from controller.journal.lock import JournalInUse, JournalLock
+
+    who = [str(s) for s in args.supervisor]
+    if len(who) != 2 or who[0] == who[1]:
+        print(
+            "journal archive: give --supervisor twice, two different supervisors", file=sys.stderr
+        )
+        return 2
+    try:
+        config = load_config(args.config)
+    except ConfigError as exc:
+        print(f"journal archive: {exc}", file=sys.stderr)
+        return 2
+    if args.pin_stdin:
+        pins = [sys.stdin.readline().rstrip("\n") for _ in who]
+    else:
+        pins = [getpass.getpass(f"PIN of {name}: ") for name in who]
+    for name, pin in zip(who, pins, strict=True):
+        known = config.supervisors.get(name)
+        if known is None or not check_pin(known.pin_hash, pin):
+            print(f"journal archive: refused: supervisor {name}: id or PIN not accepted",
+                  file=sys.stderr)  # fmt: skip
+            return 1
+    path = Path(args.db)
+    missing = _missing(path)
+    if missing is not None:
+        print(f"journal archive: {missing}", file=sys.stderr)
+        return 2
+    try:
+        lock = JournalLock.acquire(path)
+    except JournalInUse as exc:
+        print(f"journal archive: {exc}: stop the controller first", file=sys.stderr)
+        return 1
+    try:
+        head = make_archive(path, Path(args.out), who, int(time.time() * 1000))
+    except ArchiveError as exc:
+        print(f"journal archive: nothing archived: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        lock.release()
+    print(f"archive {Path(args.out) / head.file}: entries {head.first_seq}-{head.head_seq}, "
+          f"{head.rounds} rounds, head {head.head_seq}:{head.head_hash}")  # fmt: skip
+    print(f"  file SHA-256 {head.sha256}; closed by {head.supervisors[0]} and "
+          f"{head.supervisors[1]}; verified")  # fmt: skip
+    print(f"  the live journal {path} is unchanged: start it anew carrying the meters, its "
+          f"chain linked from head {head.head_seq}:{head.head_hash[:16]}... (docs/journal.md "
+          "\"Retention and archives\")")  # fmt: skip
+    return 0
 
 
 def parse_head(text: str) -> tuple[int, str]:

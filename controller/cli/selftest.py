@@ -3,7 +3,7 @@ checked on a real board by a technician, with the service stopped.
 
 Responsible for driving every output in turn (the acceptor lights one by one, the 1-7 digit
 through every glyph, each meter-sign module with all segments lit), echoing every input as it
-arrives (each press, chip, key turn and shake, with its BCM pin), measuring the lock-out ->
+arrives (each press, chip, key turn, shake, door, with its BCM pin), measuring the lock-out ->
 locked-lights latency (from the press being posted on lgpio's callback thread, or on the glitch
 filter's timer thread after its window, to the light pins reading back the locked pattern) and
 the meter sign's full update time, and printing the figures (and
@@ -40,6 +40,7 @@ INPUT_PINS = {
     "supervisor_key": "supervisor_key",
     "shake_detected": "shaker",
     "shaker_lid": "shaker_lid",
+    "door": "door",  # the controller compartment's door switch, when wired (issue 28 item 4)
 }
 
 
@@ -186,6 +187,7 @@ class HardwareSelfTest:
         self.say(
             f"inputs for {duration_s:g} s: press the lock-out, NEXT, VOID, turn the key, drop a "
             "chip in each acceptor, shake the shaker"
+            + (", open and close the compartment door" if self.pins.door is not None else "")
         )
         self.table.apply(Lights(tuple(BETTING)))
         light_pins = list(self.pins.acceptor_lights)

@@ -7,7 +7,9 @@ exactly what the journal says was raised and not yet taken: nothing queued is lo
 exception the host took just before the cut, whose acknowledgement was not yet committed, is
 delivered again (at least once, never never).
 
-What raises what (docs/sas.md): ``power_up`` 17; ``config_changed`` 3C; a ``fault`` effect 20,
+What raises what (docs/sas.md): ``power_up`` 17; ``config_changed`` 3C; a ``door_changed``
+effect 11 (the controller compartment's door opened) or 12 (closed), none for a supervisor's
+maintenance allowance alone; a ``fault`` effect 20,
 and 86 when the table goes out of service (the first fault until a ``fault_cleared`` effect),
 whoever raised it (a device, or the machine at a timeout); ``hit_pending`` 51 (handpay pending);
 ``pay`` 54 (progressive win), and 52 (handpay reset) when it pays a pending hit from the meter
@@ -32,6 +34,7 @@ from dataclasses import dataclass, replace
 from controller.journal.tail import Committed
 from fsm.round.effects import (
     ConfigChangedEffect,
+    DoorChanged,
     Fault,
     FaultClearedEffect,
     HitPending,
@@ -44,6 +47,7 @@ from fsm.round.events import FloorCommand, PowerUp
 POWER_UP, OPTIONS_CHANGED, TILT, HANDPAY_PENDING = 0x17, 0x3C, 0x20, 0x51
 HANDPAY_RESET, PROGRESSIVE_WIN, OVERFLOW, OUT_OF_SERVICE = 0x52, 0x54, 0x70, 0x86
 NO_PROGRESSIVE_INFO = 0x53  # SAS: "no progressive information has been received for 5 seconds"
+DOOR_OPENED, DOOR_CLOSED = 0x11, 0x12  # "slot door was opened" / "closed": the compartment door
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,8 @@ class FloorFold:
                 raised.append(HANDPAY_RESET)
             elif isinstance(e, ConfigChangedEffect):
                 raised.append(OPTIONS_CHANGED)
+            elif isinstance(e, DoorChanged) and e.changed != "maintenance":
+                raised.append(DOOR_OPENED if e.changed == "opened" else DOOR_CLOSED)
             elif isinstance(e, LinkedWager):
                 if e.linked != fold.linked:  # linked or unlinked: the table's options changed
                     raised.append(OPTIONS_CHANGED)

@@ -236,7 +236,7 @@ class Responder:
                 v(JACKPOT, snap),
                 v(GAMES_PLAYED, snap),
                 v(GAMES_WON, snap),
-                0,  # door opened: the table has no machine door
+                door_opened(snap),  # the controller compartment's door (issue 28 item 4)
                 fold.power_ups,
             ]
             return Reply(codec.meters_answer(a, 0x1C, eight))
@@ -292,3 +292,10 @@ class Responder:
                 return Reply(None, reason=_too_large("84 last progressive win", amount))
             return Reply(codec.last_progressive_answer(a, 0, level, amount))
         return Reply(None, reason="unknown poll")
+
+
+def door_opened(snap: PublicSnapshot) -> int:
+    """The SAS door-opened meter: the openings of the controller compartment's door the round
+    counted (its ``door_changed`` effects); 0 for a table without a door switch."""
+    door = snap.view.get("door")
+    return int(door.get("opened", 0)) if isinstance(door, Mapping) else 0

@@ -19,7 +19,7 @@ delivery order), and never use floats for money.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -180,9 +180,17 @@ class JournalReader:
         return False
 
     def entries(self) -> Iterator[Entry]:
+        return self.entries_of(())
+
+    def entries_of(self, types: Sequence[str]) -> Iterator[Entry]:
+        """The entries of ``types`` in order (chosen by SQLite, the others never decoded); every
+        entry when ``types`` is empty."""
+        where = f" WHERE type IN ({', '.join('?' * len(types))})" if types else ""
         try:
             cursor = self._conn.execute(
-                "SELECT seq, ts_ms, round_id, type, data, prev_hash, hash FROM journal ORDER BY seq"
+                "SELECT seq, ts_ms, round_id, type, data, prev_hash, hash FROM journal"
+                f"{where} ORDER BY seq",
+                tuple(types),
             )
             for seq, ts, rnd, type_, data, prev, digest in cursor:
                 try:

@@ -3,7 +3,8 @@
 `software_manifest` hashes every ``.py`` and ``.toml`` file (code, pay tables, house ways, and the
 configuration's schema, which is code: ``controller/config.py`` and its readers) of the
 installed ``fsm``, ``drivers`` and ``controller`` packages (SHA-256 each), the interpreter's
-binary (``python/interpreter``), and names every runtime
+binary (``python/interpreter``), the systemd unit (`SYSTEM_FILES`, by its absolute path, where
+installed), and names every runtime
 dependency installed with them at its version (``python/tornado==6.6.1/RECORD``: the SHA-256 of
 the distribution's RECORD, which lists each of its files with its own hash), so the manifest
 names the versions ``deploy/requirements.lock`` installed; `software_hash` condenses the manifest
@@ -11,7 +12,9 @@ into one SHA-256 that the power-up journal entry records (table-rules.md: "an au
 its own software ... a SHA-256 manifest"; NJ 13:69E-1.39; NY 5321.18(b)(3)(iv) self-check).
 `approval_problem` compares that hash with the approved manifest the installer writes
 (``/etc/paigow/software.manifest``, `write_manifest`; ``python -m controller.service.selfcheck
---write PATH``) and names the files that differ: the check that can fail. `check_storage`
+--write PATH``) and names the files that differ: the check that can fail. `release_problem`
+is the installer's check before that: the installed files against the manifest the release was
+built with (``--release-manifest``). `check_storage`
 reports why the journal's storage cannot be trusted (not our journal, no free space, and
 SQLite's page check: at power-up ``quick_check`` of the small tables, a fixed cost; the full
 ``integrity_check`` of the whole file in verify and maintenance).
@@ -60,6 +63,15 @@ _LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
 
 #: The manifest's entry for the Python interpreter (its binary, symlinks resolved).
 INTERPRETER = "python/interpreter"
+#: Files outside the packages that decide how the software runs, named by their absolute path
+#: (issue 28 item 2): the systemd unit (its ExecStart names the approved manifest and the
+#: configuration; its sandbox). An entry is in the manifest when the file exists here (a Pi
+#: installed by deploy/install.sh); a development machine has none.
+SYSTEM_FILES: tuple[Path, ...] = (Path("/etc/systemd/system/paigow-table.service"),)
+#: The manifest's entries a release carries (deploy/release.sh ``software-packages.manifest``):
+#: the packages' files and the system files. The interpreter and the dependencies' RECORDs are
+#: the table's (they depend on its OS build and architecture; pip checks each locked file's hash).
+RELEASE_PREFIXES: tuple[str, ...] = (*(f"{name}/" for name in SOFTWARE_PACKAGES), "/")
 
 
 def interpreter_path() -> Path:
@@ -80,17 +92,26 @@ def _package_dir(name: str) -> Path:
 
 
 def software_manifest(
-    packages: Sequence[str] = SOFTWARE_PACKAGES, dependencies_of: str | None = PROJECT
+    packages: Sequence[str] = SOFTWARE_PACKAGES,
+    dependencies_of: str | None = PROJECT,
+    system_files: Sequence[Path] = SYSTEM_FILES,
 ) -> dict[str, str]:
     """``{"fsm/rules/cards.py": sha256 hex, ...}``: every ``.py`` and ``.toml`` file under each
     package (subpackages included, ``__pycache__`` excluded), keyed by its POSIX path relative to
     the directory holding the package, and the installed runtime dependencies of the
-    distribution ``dependencies_of`` (`dependency_manifest`; None: none), in sorted order."""
+    distribution ``dependencies_of`` (`dependency_manifest`; None: none, nor the interpreter
+    or the system files), the interpreter and each of ``system_files`` that exists (keyed by
+    its absolute path), in sorted order."""
     manifest: dict[str, str] = {}
     if dependencies_of is not None:
         manifest.update(dependency_manifest(dependencies_of))
         # the interpreter that runs it all (issue 28 item 2): the binary itself
         manifest[INTERPRETER] = hashlib.sha256(interpreter_path().read_bytes()).hexdigest()
+        for system_file in system_files:
+            if system_file.is_file():
+                manifest[system_file.as_posix()] = hashlib.sha256(
+                    system_file.read_bytes()
+                ).hexdigest()
     for name in packages:
         root = _package_dir(name)
         for file in root.rglob("*"):
@@ -233,13 +254,50 @@ def approval_problem(
     )
 
 
+def release_problem(release_path: str | Path, current: dict[str, str]) -> str | None:
+    """None when the installed software ``current`` is the release's: every entry of the
+    release's manifest at ``release_path`` (the packages' files and the system files, made when
+    the release was built) has its hash here, and no package file is here that the release does
+    not list; otherwise what differs, naming the files (deploy/install.sh stops on it)."""
+    try:
+        release = read_manifest(release_path)
+    except SelfCheckError as exc:
+        return str(exc)
+    outside = sorted(k for k in release if not k.startswith(RELEASE_PREFIXES))
+    if outside:
+        return f"release manifest {release_path}: not a release's entries: {', '.join(outside)}"
+    mine = {k: v for k, v in current.items() if k.startswith(RELEASE_PREFIXES)}
+    changed = sorted(k for k in release.keys() & mine.keys() if release[k] != mine[k])
+    missing = sorted(release.keys() - mine.keys())
+    added = sorted(mine.keys() - release.keys())
+    parts = [f"{label} {', '.join(keys)}" for label, keys in (
+        ("changed", changed), ("missing", missing), ("added", added)) if keys]  # fmt: skip
+    if not parts:
+        return None
+    return f"the installed software is not the release's ({release_path}): {'; '.join(parts)}"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m controller.service.selfcheck [--write PATH]``: print the installed software's
-    manifest and hash, or write it as the approved manifest (deploy/install.sh)."""
+    """``python -m controller.service.selfcheck [--release-manifest FILE] [--write PATH]``:
+    print the installed software's manifest and hash, or write it as the approved manifest
+    (deploy/install.sh), after comparing it with the release's manifest when one is given:
+    a difference writes nothing, names the files and exits 1."""
     parser = argparse.ArgumentParser(prog="python -m controller.service.selfcheck")
     parser.add_argument("--write", metavar="PATH", help="write the approved manifest to PATH")
+    parser.add_argument(
+        "--release-manifest",
+        metavar="FILE",
+        help="the release's manifest (software-packages.manifest): the installed software must "
+        "match it, or nothing is written (exit 1)",
+    )
     args = parser.parse_args(argv)
     manifest = software_manifest()
+    if args.release_manifest:
+        problem = release_problem(args.release_manifest, manifest)
+        if problem is not None:
+            print(f"selfcheck: {problem}", file=sys.stderr)
+            return 1
+        print(f"the installed software matches the release's manifest {args.release_manifest}")
     if args.write:
         digest = write_manifest(args.write, manifest)
         print(f"{digest}  {args.write} ({len(manifest)} entries)")

@@ -22,6 +22,7 @@ from fsm.round.events import (
     ChipsResolved,
     ConfigChanged,
     DisplayTest,
+    DoorMaintenance,
     Event,
     EventRecord,
     FaultCleared,
@@ -62,6 +63,8 @@ REQUESTS: dict[str, str] = {
     "side-wagers": "side-wagers BETS  (POSITION:NUMBER:CENTS each, e.g. 2:5:500 4:1:100; 'none' "
     "when none was placed)",
     "maintenance": "maintenance enter|exit",
+    "door-maintenance": "door-maintenance on|off  (on: play goes on with the controller "
+    "compartment's door open, for maintenance, until it is closed or 'off')",
     "light-test": "light-test",
     "display-test": "display-test",
     "config-change": "config-change KEY=VALUE...",
@@ -260,6 +263,11 @@ def _request_record(name: str, args: Sequence[str], who: dict[str, str]) -> Even
         if args[0] not in ("enter", "exit"):
             raise RequestError(f"maintenance: 'enter' or 'exit', got {short(args[0])}")
         return MaintenanceEntered(**who) if args[0] == "enter" else MaintenanceExited(**who)
+    if name == "door-maintenance":
+        count_args(name, args, 1, 1)
+        if args[0] not in ("on", "off"):
+            raise RequestError(f"door-maintenance: 'on' or 'off', got {short(args[0])}")
+        return DoorMaintenance(**who, allow=args[0] == "on")
     if name == "config-change":
         count_args(name, args, 1)
         return ConfigChanged(**who, changes=_changes(args))

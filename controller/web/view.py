@@ -330,6 +330,8 @@ def frame(
         "mode": mode,
         # tablectl run --unapproved-bench: the page says UNAPPROVED SOFTWARE on every frame
         "unapproved_bench": bool(getattr(public, "unapproved_bench", False)),
+        # the controller compartment's door (issue 28 item 4): None without a door switch
+        "door": _door(view.get("door")),
         "table_id": view.get("table_id", ""),
         "state": state,
         "words": state_words(state) if not public.storage_fault else "Storage fault: restart",
@@ -437,6 +439,9 @@ EVENT_WORDS: dict[str, str] = {
     "floor_command": "floor command",
     "link_state": "progressive link",
     "link_hit_locked": "linked hit locked",
+    "door": "compartment door",
+    "door_maintenance": "door maintenance",
+    "software_verified": "software verified",
 }
 
 #: The controls of the page an event comes from (where its refusal is shown).
@@ -469,6 +474,7 @@ EVENT_CONTROLS: dict[str, str] = {
     "config_changed": "config-change",
     "chips_resolved": "resolve-chips",
     "meter_corrected": "meter-correct",
+    "door_maintenance": "door-maintenance",
 }
 
 _UNTIMELY = re.compile(r"^(\w+) is not accepted in state (\w+)$")
@@ -571,6 +577,17 @@ def _event_words(etype: str, data: Mapping[str, Any]) -> str:
     return base
 
 
+def _door(door: object) -> JSONDict | None:
+    if not isinstance(door, Mapping):
+        return None
+    return {
+        "open": bool(door.get("open")),
+        "openings": int(door.get("opened", 0)),
+        "maintenance": door.get("maintenance"),
+        "words": door_words(door),
+    }
+
+
 def effect_words(effect: Mapping[str, Any]) -> str | None:
     """What an effect means to people (None: nothing to say, e.g. the lights)."""
     kind = effect.get("type")
@@ -619,7 +636,18 @@ def effect_words(effect: Mapping[str, Any]) -> str | None:
         return f"alert to the {effect.get('to')}: {detail}"
     if kind == "round_voided":
         return f"round {effect.get('round_id')} voided"
+    if kind == "door_changed":
+        return door_words(effect)
     return None
+
+
+def door_words(door: Mapping[str, Any]) -> str:
+    """The compartment door as people say it (a ``door_changed`` effect or the view's door)."""
+    if not door.get("open"):
+        return "compartment door closed"
+    if door.get("maintenance"):
+        return f"compartment door OPEN: maintenance allowed by {door.get('maintenance')}"
+    return "compartment door OPEN: play refused until it is closed"
 
 
 def refusal(etype: str, data: Mapping[str, Any]) -> JSONDict | None:

@@ -23,6 +23,7 @@ from drivers.gpio.devices import (
     GpioLockoutButton,
     GpioNumberDisplay,
 )
+from drivers.gpio.door import GpioDoor
 from drivers.gpio.filters import Timers, TimerThread
 from drivers.gpio.interfaces import (
     GLYPHS,
@@ -47,7 +48,7 @@ from drivers.gpio.max7219 import (
 )
 from drivers.gpio.pins import ACCEPTOR_COUNT, PinConfig
 from fsm.round.effects import Display, Effect, Lights
-from fsm.round.events import Event, ShakerLid, SupervisorKey
+from fsm.round.events import Door, Event, ShakerLid, SupervisorKey
 from fsm.round.vocabulary import BLANK, FAULT
 
 SAFE_LIGHTS: tuple[LightState, ...] = (OFF,) * ACCEPTOR_COUNT
@@ -68,8 +69,10 @@ class Table:
         display: NumberDisplay,
         sign: MeterSign | None = None,
         extras: tuple[Any, ...] = (),
+        door: Any = None,
     ) -> None:
         self.acceptors = acceptors
+        self.door = door  # the compartment door switch (drivers/gpio/door.py), None: not fitted
         self.lockout = lockout
         self.panel = panel
         self.shaker = shaker
@@ -84,6 +87,8 @@ class Table:
         held switches' positions)."""
         for device in (self.acceptors, self.lockout, self.panel, self.shaker):
             device.arm()
+        if self.door is not None:
+            self.door.arm()
 
     def apply(self, effect: Effect) -> bool:
         """Apply one effect; True if it was a GPIO effect (``lights``: the six acceptor lights,
@@ -113,6 +118,8 @@ class Table:
         lid = self.shaker.lid_lifted
         if lid is not None:
             events.append(ShakerLid(lifted=lid).envelope())
+        if self.door is not None:  # a door opened while the controller was off is journaled
+            events.append(Door(open=self.door.open).envelope())
         return events
 
     def status(self) -> dict[str, Any]:
@@ -122,6 +129,7 @@ class Table:
             "glyph": self.display.glyph,
             "lid_lifted": self.shaker.lid_lifted,
             "supervisor_key_on": self.panel.supervisor_key_on,
+            "door_open": None if self.door is None else self.door.open,
         }
 
     def close(self) -> None:
@@ -131,6 +139,8 @@ class Table:
         self._closed = True
         errors: list[BaseException] = []
         devices: list[Any] = [self.acceptors, self.lockout, self.panel, self.shaker, self.display]
+        if self.door is not None:
+            devices.append(self.door)
         if self.sign is not None:
             devices.append(self.sign)
         for device in [*devices, *self._extras]:
@@ -185,6 +195,10 @@ def build_gpio_table(
         opened.append(panel)
         shaker = GpioDiceShaker(pins.shaker, pins.shaker_lid, **filtered)
         opened.append(shaker)
+        door = None
+        if pins.door is not None:
+            door = GpioDoor(pins.door, pin_factory=pin_factory, post=post, arm=False)
+            opened.append(door)
         display: NumberDisplay
         sign: MeterSign | None = None
         if pins.uses_spi:
@@ -213,7 +227,7 @@ def build_gpio_table(
         for device in reversed(opened):
             device.close()
         raise
-    table = Table(acceptors, lockout, panel, shaker, display, sign, tuple(extras))
+    table = Table(acceptors, lockout, panel, shaker, display, sign, tuple(extras), door)
     if arm:
         table.arm()
     return table

@@ -19,6 +19,8 @@ supervisor_key         13                           supervisor key switch (in, h
 acceptor_sensors       [16, 17, 22, 23, 24, 25]     chip sensor of acceptor 1..6 (in)
 acceptor_lights        [18, 19, 20, 21, 26, 27]     light of acceptor 1..6 (out)
 shaker_lid             absent (BCM 4 is spare)      shaker lid-lifted sensor (in, held)
+door                   absent (BCM 4 is spare)      controller compartment door switch (in,
+                                                    held; closed to ground while shut)
 display_segments       absent (MAX7219 digit)       segments a..g with ``number_display =
                                                     "segments"`` (out)
 display_dp             absent                       decimal point of that digit (out)
@@ -71,10 +73,11 @@ PIN_KEYS = (
     "supervisor_key",
     "shaker",
     "shaker_lid",
+    "door",
     "display_segments",
     "display_dp",
 )
-_OPTIONAL_PINS = ("shaker_lid", "display_segments", "display_dp")
+_OPTIONAL_PINS = ("shaker_lid", "door", "display_segments", "display_dp")
 _LIST_LENGTHS = {
     "acceptor_sensors": ACCEPTOR_COUNT,
     "acceptor_lights": ACCEPTOR_COUNT,
@@ -95,6 +98,7 @@ class PinConfig:
     supervisor_key: int = 13
     shaker: int = 7
     shaker_lid: int | None = None
+    door: int | None = None
     display_segments: tuple[int, ...] | None = None
     display_dp: int | None = None
     number_display: NumberDisplayKind = "max7219"
@@ -152,6 +156,7 @@ class PinConfig:
             supervisor_key=one("supervisor_key", d.supervisor_key),
             shaker=one("shaker", d.shaker),
             shaker_lid=maybe("shaker_lid", d.shaker_lid),
+            door=maybe("door", d.door),
             display_segments=None
             if segments is None
             else _pin_list(segments, f"{where}.display_segments", SEGMENT_COUNT),

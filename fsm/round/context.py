@@ -76,6 +76,10 @@ class Round:
     # the linked progressive (docs/link.md): None for a table never linked; else the pool, the
     # linked level and whether the link controller is out of reach (NY 5321.18(c))
     link: dict[str, Any] | None = None
+    # the controller compartment's door (issue 28 item 4): None for a table whose door switch
+    # never reported; else {"open": bool, "opened": openings counted, "maintenance": the
+    # supervisor who allowed play with it open, or None}
+    door: dict[str, Any] | None = None
     deadline: list[Any] | None = None  # [ms, code, device(, detail)]
     now: int = 0
     effects: list[Effect] = field(default_factory=list)
@@ -107,6 +111,7 @@ class Round:
             "key_holder": self.key_holder,
             "floor": dict(self.floor),
             **({} if self.link is None else {"link": dict(self.link)}),
+            **({} if self.door is None else {"door": dict(self.door)}),
             "meters": {n: m.to_json() for n, m in self.meters.items()},
             "config": self.config.to_mapping(),
         }
@@ -140,7 +145,29 @@ class Round:
         self.floor = {k: bool(floor.get(k, False)) for k in ("link_blocks", "refused")}
         link = snap.get("link")
         self.link = None if not isinstance(link, Mapping) else dict(link)
+        door = snap.get("door")
+        self.door = (
+            None
+            if not isinstance(door, Mapping)
+            else {
+                "open": bool(door["open"]),
+                "opened": int(door["opened"]),
+                "maintenance": None
+                if door.get("maintenance") is None
+                else str(door["maintenance"]),
+            }
+        )
         self.meters = {n: LevelMeters.from_json(dict(m)) for n, m in snap["meters"].items()}
+
+    def door_refusal(self) -> str | None:
+        """Why play is refused for the compartment door now (open, no maintenance), or None."""
+        door = self.door
+        if door is None or not door["open"] or door["maintenance"] is not None:
+            return None
+        return (
+            "the controller compartment's door is open: play is refused until it is closed, "
+            "or a supervisor allows maintenance (console: door-maintenance on)"
+        )
 
     def floor_refusal(self) -> str | None:
         """Why the floor link refuses progressive wagers now, or None."""

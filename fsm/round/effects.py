@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, TypeVar, dataclass_transform
 from fsm.round.records import (
     MAY_BE_EMPTY,
     OMIT_NONE,
+    Between,
     Json,
     Key,
     Record,
@@ -231,6 +232,20 @@ class Fault(Effect):
     device: str
     detail: Annotated[str, MAY_BE_EMPTY]
     interrupted: str
+
+
+@effect("door_changed")
+class DoorChanged(Effect):
+    """journal / floor (SAS exceptions 11 door opened, 12 door closed) / web page: what
+    `changed` (the door `opened` or `closed`, or the `maintenance` allowance), the door now
+    `open` or closed; `openings` counts every opening since the journal began (the SAS door
+    meter); `maintenance` names the supervisor who allowed play with the door open (null: play
+    refused while it is open)"""
+
+    changed: Literal["opened", "closed", "maintenance"]
+    open: bool
+    openings: Annotated[int, Between(0)]
+    maintenance: str | None = None
 
 
 @effect("fault_cleared")

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal, TypeVar, cast, dataclass_transform
 from fsm.round.constants import AREAS
 from fsm.round.records import (
     MAY_BE_EMPTY,
+    OMIT_NONE,
     Between,
     Json,
     Record,
@@ -446,7 +447,8 @@ class FloorCommand(EventRecord):
 
 # --------------------------------------------------------------------------- training
 
-TrainingAction = Literal["practice_deal", "fault_injected", "people"]
+TrainingAction = Literal["practice_deal", "fault_injected", "people", "drill_answered"]
+_Omit = OMIT_NONE
 
 
 @event("training")
@@ -454,7 +456,9 @@ class Training(EventRecord):
     """simulated training table only (docs/operator-guide.md, Training), changing nothing in the
     round: `practice_deal` (the practice deck put `line`'s cards in the stack of `position`
     before the shoe dealt it), `fault_injected` (a trainer injected `fault` into a simulated
-    device), `people` (who is a person: `people` names the roles dealer, players, supervisor)"""
+    device), `people` (who is a person: `people` names the roles dealer, players, supervisor),
+    `drill_answered` (`trainee` answered dealer drill `number` of kind `drill` at `level`
+    (none: mixed levels), `correct` or not: the trainee's history is these entries)"""
 
     action: TrainingAction
     position: Position | None = None
@@ -462,6 +466,34 @@ class Training(EventRecord):
     fault: str | None = None
     people: tuple[str, ...] | None = None
     by: str | None = None
+    trainee: Annotated[str | None, _Omit] = None
+    drill: Annotated[str | None, _Omit] = None
+    level: Annotated[int | None, Between(1, 3), _Omit] = None
+    number: Annotated[int | None, Between(0), _Omit] = None
+    correct: Annotated[bool | None, _Omit] = None
+
+
+# --------------------------------------------------------------------------- the door
+
+
+@event("door")
+class Door(EventRecord):
+    """the controller compartment's door switch (issue 28 item 4), journaled with the entry's
+    time: `open` true when the door was opened (or the switch's wire broke), false when it was
+    closed; while it is open play is refused unless a supervisor allowed maintenance"""
+
+    open: bool
+
+
+@event("door_maintenance")
+class DoorMaintenance(EventRecord):
+    """a supervisor (PIN checked by the console) allows play to go on while the compartment
+    door is open, for maintenance (`allow` true), or withdraws it (`allow` false); closing the
+    door ends it"""
+
+    supervisor: Supervisor
+    allow: bool
+    via: str | None = None
 
 
 # --------------------------------------------------------------------------- the dealer panel

@@ -52,6 +52,30 @@ from fsm.round.phases.shared import PANEL_SUPERVISOR
 from fsm.round.records import RecordError
 from fsm.round.states import CLOSED, LEAF_STATES
 
+#: The people's inputs that start or advance play: refused while the compartment door is open
+#: without a supervisor's maintenance allowance (issue 28 item 4). Device replies to a request
+#: already made, faults, voids, hits owed, closing and maintenance are never refused for it.
+DOOR_REFUSED: frozenset[str] = frozenset(
+    {
+        "table_opened",
+        "chip_detected",
+        "bank_accepted",
+        "lockout_pressed",
+        "pai_gow_wagers",
+        "chips_confirmed",
+        "rng_activated",
+        "shake_detected",
+        "dice_position_entered",
+        "side_wagers",
+        "side_wagers_settled",
+        "three_card_settled",
+        "play_complete",
+        "progressive_outcome",
+        "round_completed",
+        "panel_next",
+    }
+)
+
 
 def rejected(
     event_type: str, reason: str, cause: RejectCause = "refused", position: int | None = None
@@ -108,6 +132,9 @@ class RoundMachine:
             rec = parse_event(event)
         except RecordError as e:
             return [rejected(name, str(e), "invalid")]
+        door = self._c.door_refusal() if name in DOOR_REFUSED else None
+        if door is not None:  # before the state's own refusal: the door is the reason
+            return [rejected(name, door, "refused", getattr(rec, "position", None))]
         state = self.state
         if state not in LEGAL[name]:
             cause, reason, names_position = untimely(name, state)
@@ -194,7 +221,9 @@ class RoundMachine:
     def _output_state(self, state: str) -> tuple[Acceptors, Lights, Display]:
         spec = STATE_TABLE[state]
         return (
-            Acceptors(spec.armed and self._c.floor_refusal() is None),
+            Acceptors(
+                spec.armed and self._c.floor_refusal() is None and self._c.door_refusal() is None
+            ),
             Lights(tuple(spec.lights(self._c))),
             Display(spec.glyph(self._c)),
         )

@@ -228,6 +228,9 @@ const Page = (() => {
     $("table-id").textContent = f.table_id;
     $("mode-badge").textContent = f.mode === "sim" ? "simulated table" : "pit status";
     $("bench-badge").hidden = !f.unapproved_bench;
+    const door = $("door-badge");
+    door.hidden = !(f.door && f.door.open);
+    if (f.door) door.textContent = f.door.words;
     const words = $("state-words");
     words.textContent = f.words;
     words.dataset.state = f.state;
@@ -469,6 +472,8 @@ const Page = (() => {
       out.push(["Clear and void the round", "clear-fault", ["--void"], "Clear the fault and VOID the round: every progressive wager is refunded and the meters are put back."]);
     }
     if (s === "Open_LockedOut" && f.side_wager_offered && f.side_bets == null) out.push(["No 1-7 side wagers placed", "side-wagers", ["none"], null]);
+    if (f.door && f.door.open && !f.door.maintenance) out.push(["Allow play with the door open", "door-maintenance", ["on"], "Allow play with the compartment door open, for maintenance, until it is closed: journaled in your name."]);
+    if (f.door && f.door.open && f.door.maintenance) out.push(["Refuse play while the door is open", "door-maintenance", ["off"], null]);
     if (s === "Open_SideWagers") out.push(["Void the draw", "void-draw", ["voided by the supervisor at the page"], "Void the draw: the starting position is drawn again."]);
     for (const p of f.pending || []) {
       const meter = f.meters[0] ? ` (the meter reads ${money(f.meters[0].display_cents)} now)` : "";

@@ -50,7 +50,11 @@
     }
     const who = t.roles.map((r) => `${r}: ${t.people.includes(r) ? "person" : "scripted"}`).join(", ");
     const waiting = t.practice && t.practice.waiting ? ` (waiting: ${t.practice.waiting})` : "";
-    const armed = t.practice ? `; practice hit armed: ${t.practice.line} at area ${t.practice.position}${waiting}` : "";
+    // armed, else the latest dealt: a hit asked during betting with a wager there is dealt at
+    // once, and the page still says what became of it (it never vanishes unsaid)
+    const d = t.practice_dealt;
+    const armed = t.practice ? `; practice hit armed: ${t.practice.line} at area ${t.practice.position}${waiting}`
+      : d ? `; practice hit dealt: ${d.line} at area ${d.position} in round ${d.round}` : "";
     if (!$("training-state").classList.contains("bad")) note(who + armed);
   }
   Page.renderers.push(render);
@@ -100,39 +104,44 @@
     return i;
   }
 
-  // the trainee: name, score, streaks and a history of answers, kept in this browser
-  const trainee = { name: "", right: 0, asked: 0, streak: 0, best: 0, history: [] };
-  function loadTrainee(name) {
-    let saved = null;
-    try { saved = JSON.parse(localStorage.getItem("trainee:" + name) || "null"); } catch (e) { saved = null; }
-    Object.assign(trainee, { name, right: 0, asked: 0, streak: 0, best: 0, history: [] }, saved || {}, { name });
+  // the trainee: name, score, streaks and the history of answers, kept in the training journal
+  // (each judged answer is a training entry, drill_answered); only the name stays in this browser
+  const trainee = { name: "", history: null };
+  const levelWords = (lv) => (lv ? `level ${lv}` : "mixed");
+  async function loadTrainee(name) {
+    trainee.name = name;
+    trainee.history = null;
+    if (!name) { showScore(); return; }
+    try {
+      const r = await fetch(`/api/training/history?trainee=${encodeURIComponent(name)}`, { credentials: "same-origin" });
+      const d = await r.json();
+      if (name !== trainee.name) return;  // typed on meanwhile
+      trainee.history = d.ok ? d : null;
+      if (!d.ok) { $("drill-score").textContent = d.error; return; }
+    } catch (e) { trainee.history = null; }
     showScore();
-  }
-  function saveTrainee() {
-    try { localStorage.setItem("trainee:" + trainee.name, JSON.stringify(trainee)); } catch (e) { /* private mode */ }
   }
   function showScore() {
     const box = $("drill-score");
     if (!box) return;
-    const who = trainee.name || "trainee";
-    box.textContent = `${who}: ${trainee.right} right of ${trainee.asked}` +
-      ` · streak ${trainee.streak} (best ${trainee.best})`;
+    const h = trainee.history;
     const ol = $("drill-history");
-    ol.replaceChildren(...trainee.history.slice(-10).reverse().map((h) => {
+    if (!trainee.name) {
+      box.textContent = "Type the trainee's name: each answer is kept in the training journal under it.";
+      ol.replaceChildren();
+      return;
+    }
+    if (!h) { box.textContent = `${trainee.name}: no history read yet`; ol.replaceChildren(); return; }
+    const per = Object.entries(h.per_drill).map(([k, t]) => `${k}: ${t.right}/${t.asked}`).join("; ");
+    box.textContent = `${h.trainee}: ${h.right} right of ${h.asked}` +
+      ` · streak ${h.streak} (best ${h.best})` + (per ? ` · ${per}` : "") + " · kept in the training journal";
+    ol.replaceChildren(...h.answers.slice(-10).reverse().map((a) => {
       const li = document.createElement("li");
-      li.className = h.correct ? "good" : "bad";
-      li.textContent = `${h.time} ${h.kind}: ${h.correct ? "right" : "wrong"}`;
+      li.className = a.correct ? "good" : "bad";
+      const time = new Date(a.time_ms).toLocaleTimeString("en-GB", { hour12: false });
+      li.textContent = `${time} ${a.drill} (${levelWords(a.level)}) no. ${a.number}: ${a.correct ? "right" : "wrong"}`;
       return li;
     }));
-  }
-  function scored(kind, correct) {
-    trainee.asked += 1;
-    if (correct) { trainee.right += 1; trainee.streak += 1; trainee.best = Math.max(trainee.best, trainee.streak); }
-    else trainee.streak = 0;
-    trainee.history.push({ kind, correct, time: new Date().toLocaleTimeString("en-GB", { hour12: false }) });
-    trainee.history = trainee.history.slice(-50);
-    saveTrainee();
-    showScore();
   }
   (function traineeBox() {
     const form = $("drill-form");
@@ -145,6 +154,10 @@
     input.addEventListener("change", () => {
       try { localStorage.setItem("trainee", input.value.trim()); } catch (e) { /* private mode */ }
       loadTrainee(input.value.trim());
+    });
+    // Enter takes the name (it is in the drill's form: it must not pose a new drill meanwhile)
+    input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter") { ev.preventDefault(); input.dispatchEvent(new Event("change")); }
     });
     form.prepend(label, input);
     const score = document.createElement("p");
@@ -245,7 +258,8 @@
 
   async function judge() {
     if (!drill) return;
-    const res = await Page.post("/api/drill", { kind: drill.kind, number: drill.number, answer: answer() });
+    const name = $("trainee-name").value.trim();
+    const res = await Page.post("/api/drill", { kind: drill.kind, number: drill.number, level: drill.level, answer: answer(), trainee: name });
     const p = $("drill-verdict");
     if (!res.ok) { p.textContent = res.error; p.className = "bad"; return; }
     // the verdict per area: each row marked right or wrong with the why
@@ -260,13 +274,14 @@
     const lines = res.seats ? res.seats.map((s) => `area ${s.position}: ${s.explanation}`) : [res.explanation];
     p.textContent = (res.correct ? "Correct. " : "Not right. ") + lines.join(" | ");
     p.className = res.correct ? "good" : "bad";
-    if (drill.judged !== true) { drill.judged = true; scored(drill.kind, !!res.correct); }
+    loadTrainee(res.trainee);  // the history as the journal now holds it
   }
 
   $("drill-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const number = Math.floor(Math.random() * 1000000);
-    const r = await fetch(`/api/drill?kind=${encodeURIComponent($("drill-kind").value)}&number=${number}`, { credentials: "same-origin" });
+    const level = $("drill-level").value;
+    const r = await fetch(`/api/drill?kind=${encodeURIComponent($("drill-kind").value)}&number=${number}&level=${level}`, { credentials: "same-origin" });
     const d = await r.json();
     if (!d.ok) { $("drill-verdict").textContent = d.error; return; }
     show(d);

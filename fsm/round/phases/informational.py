@@ -1,6 +1,7 @@
 """Inputs legal in every state, journaled whatever the round is doing: power-up, the supervisor key
 switch and who holds it, the floor link and the floor system's commands (SAS 01 / 02), the link
-controller's state (docs/link.md), refused console PINs, a pending configuration, training notes.
+controller's state (docs/link.md), refused console PINs, a pending configuration, training notes,
+the controller compartment's door and a supervisor's maintenance allowance (issue 28 item 4).
 
 None of them moves the round to another state. Must never let the key switch alone name a person.
 """
@@ -9,8 +10,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from fsm.round.effects import LinkedWager
-from fsm.round.events import FloorCommand, FloorLink, KeyHolder, LinkState, SupervisorKey
+from fsm.round.effects import DoorChanged, LinkedWager
+from fsm.round.events import (
+    Door,
+    DoorMaintenance,
+    FloorCommand,
+    FloorLink,
+    KeyHolder,
+    LinkState,
+    SupervisorKey,
+)
 from fsm.round.phase import Phase, Step, Transition
 from fsm.round.states import DEALING, EVERYWHERE, RNG, SHUFFLING
 
@@ -50,6 +59,44 @@ def name_key_holder(s: Step) -> None:
     checked their PIN): panel steps name them until the key is turned off."""
     e: KeyHolder = s.e
     s.c.key_holder = e.supervisor
+
+
+def door_switch(s: Step) -> None:
+    """The compartment door opened or closed (a report of the state it already has changes
+    nothing: the switch's state at power-up). Opening counts (the SAS door meter); closing
+    ends a maintenance allowance. Its effect carries the facts for SAS 11 / 12 and the page."""
+    e: Door = s.e
+    c = s.c
+    door = c.door or {"open": False, "opened": 0, "maintenance": None}
+    if c.door is not None and door["open"] == e.open:
+        return
+    door = dict(door)
+    if e.open:
+        door["opened"] += 1
+    else:
+        door["maintenance"] = None
+    door["open"] = e.open
+    c.door = door
+    c.emit(
+        DoorChanged("opened" if e.open else "closed", e.open, door["opened"], door["maintenance"])
+    )
+
+
+def door_is_open(s: Step) -> bool:
+    e: DoorMaintenance = s.e
+    door = s.c.door
+    if not e.allow or (door is not None and door["open"]):
+        return True
+    return s.refuse("door_maintenance: the compartment door is closed: nothing to allow")
+
+
+def door_maintenance(s: Step) -> None:
+    e: DoorMaintenance = s.e
+    c = s.c
+    door = dict(c.door or {"open": False, "opened": 0, "maintenance": None})
+    door["maintenance"] = e.supervisor if e.allow else None
+    c.door = door
+    c.emit(DoorChanged("maintenance", door["open"], door["opened"], door["maintenance"]))
 
 
 def floor_link(s: Step) -> None:
@@ -119,6 +166,8 @@ PHASE = Phase(
         Transition("floor_link", EVERYWHERE, None, before=[floor_link]),
         Transition("floor_command", EVERYWHERE, None, before=[floor_command]),
         Transition("link_state", EVERYWHERE, None, [level_known], before=[link_state]),
+        Transition("door", EVERYWHERE, None, before=[door_switch]),
+        Transition("door_maintenance", EVERYWHERE, None, [door_is_open], before=[door_maintenance]),
         # journaled, changing nothing
         Transition("console_refused", EVERYWHERE),
         Transition("software_verified", EVERYWHERE),
