@@ -123,3 +123,54 @@ def test_archiving_is_refused_while_the_table_is_open_or_the_controller_runs(
     finally:
         lock.release()
     assert not out.exists() or not any(out.iterdir())
+
+
+def test_a_journal_started_anew_from_the_newest_archive_links_to_its_head_nj_1_39b_h(
+    tmp_path: Path,
+) -> None:
+    """Closing a period then carrying on: the live journal moved aside, `journal carry` from the
+    newest archive (two PINs) starts a journal whose seq 1 carries the archive's meters, and
+    `verify --archives` follows the chain from that archive's head; a journal carried from
+    another period's journal is named."""
+    live = tmp_path / "live.db"
+    config = tmp_path / "table.toml"
+    config.write_text(
+        SIMULATED_TABLE.read_text().replace('"/tmp/paigow-simulated.db"', f'"{live}"')
+    )
+    played = _journal(tmp_path)
+    played.rename(live)
+    for suffix in ("-wal", "-shm", ".anchor"):
+        side = played.with_name(played.name + suffix)
+        if side.exists():
+            side.rename(live.with_name(live.name + suffix))
+    out = tmp_path / "archives"
+    assert _archive(live, out).returncode == 0
+    (head_file,) = out.glob("*.head.json")
+    head = json.loads(head_file.read_text())
+    aside = tmp_path / "period1.db"
+    live.rename(aside)
+    for suffix in ("-wal", "-shm"):
+        side = live.with_name(live.name + suffix)
+        if side.exists():
+            side.rename(aside.with_name(aside.name + suffix))
+    carry = _tablectl(
+        "journal", "carry", "--config", str(config), "--from-journal", str(out / head["file"]),
+        "--supervisor", "trainer", "--supervisor", "floor", stdin=PINS,
+    )  # fmt: skip
+    assert carry.returncode == 0, carry.stdout + carry.stderr
+    verify = _tablectl(
+        "journal", "verify", "--db", str(live), "--archives", str(out), "--json",
+        "--no-installed-config",
+    )  # fmt: skip
+    report = json.loads(verify.stdout)
+    assert verify.returncode == 0 and report["ok"], report
+    assert any("carried over from the newest archive" in n for n in report["notes"]), report
+    # a newer archive of another journal: the live journal does not link to its head
+    (tmp_path / "b").mkdir()
+    stranger = _journal(tmp_path / "b")
+    assert _archive(stranger, out).returncode == 0
+    bad = _tablectl(
+        "journal", "verify", "--db", str(live), "--archives", str(out), "--no-installed-config"
+    )
+    assert bad.returncode == 1
+    assert "names the previous head" in bad.stdout + bad.stderr, bad.stdout + bad.stderr

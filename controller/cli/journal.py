@@ -275,8 +275,34 @@ def run_verify(args: argparse.Namespace) -> int:
         if archived:
             result["problems"] = [*result["problems"], *archived]
             result["ok"] = False
+        elif heads and args.previous is None and _starts_carried(path):
+            # the live journal began with a carry: it must link to the newest archive's head
+            from controller.service.carry import carried_problems
+
+            newest = Path(args.archives) / str(heads[-1]["file"])
+            across = carried_problems(path, newest)
+            if across:
+                result["problems"] = [*result["problems"], *across]
+                result["ok"] = False
+            else:
+                result["notes"] = [
+                    *result["notes"],
+                    f"carried over from the newest archive {newest.name}: its head and meters",
+                ]
     _print_verify(result, args.json)
     return 0 if result["ok"] else 1
+
+
+def _starts_carried(path: Path) -> bool:
+    """Whether the journal's seq 1 is a ``meters_carried`` entry (a journal started anew)."""
+    from controller.journal.audit import connect_read_only
+
+    conn = connect_read_only(path)
+    try:
+        row = conn.execute("SELECT type FROM journal WHERE seq = 1").fetchone()
+    finally:
+        conn.close()
+    return row is not None and row[0] == "meters_carried"
 
 
 def run_archive(args: argparse.Namespace) -> int:
@@ -331,9 +357,11 @@ def run_archive(args: argparse.Namespace) -> int:
           f"{head.rounds} rounds, head {head.head_seq}:{head.head_hash}")  # fmt: skip
     print(f"  file SHA-256 {head.sha256}; closed by {head.supervisors[0]} and "
           f"{head.supervisors[1]}; verified")  # fmt: skip
-    print(f"  the live journal {path} is unchanged: start it anew carrying the meters, its "
-          f"chain linked from head {head.head_seq}:{head.head_hash[:16]}... (docs/journal.md "
-          "\"Retention and archives\")")  # fmt: skip
+    print(f"  the live journal {path} is unchanged: to start it anew, move it aside and run "
+          f"tablectl journal carry --config {args.config} --from-journal "
+          f"{Path(args.out) / head.file} (two PINs): its seq 1 links from head "
+          f"{head.head_seq}:{head.head_hash[:16]}... (docs/journal.md \"Retention and "
+          "archives\")")  # fmt: skip
     return 0
 
 
