@@ -101,7 +101,10 @@ class FloorFold:
                 raised.append(HANDPAY_PENDING)
             elif isinstance(e, Pay):
                 raised.append(PROGRESSIVE_WIN)
-                if e.from_ == "meter" and e.voided_line is None:  # a pending hit validated
+                # a pending hit validated: from the meter, or a linked hit the pool locked as
+                # a fixed amount from the chip tray (validated all the same, docs/link.md)
+                validated = e.from_ == "meter" or e.supervisor is not None
+                if validated and e.voided_line is None:
                     raised.append(HANDPAY_RESET)
             elif isinstance(e, HitVoidedEffect):  # a pending hit withdrawn
                 raised.append(HANDPAY_RESET)
