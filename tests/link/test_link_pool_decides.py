@@ -141,14 +141,14 @@ def lower_own_meter(ev: Any, to_cents: int, now_cents: int = 100_000) -> None:
     ev("maintenance_exited", supervisor="trainer")
 
 
-def round_machine(own: int | None = None) -> Any:
+def round_machine(own: int | None = None, shoe: bool = False) -> Any:
     import tomllib
 
     from controller.config import SIMULATED_TABLE, parse_config
     from fsm.round.machine import RoundMachine
 
     data: dict[str, Any] = tomllib.loads(SIMULATED_TABLE.read_text())
-    data["game"].update(card_reading_shoe=False, side_wager={"offered": False})
+    data["game"].update(card_reading_shoe=shoe, side_wager={"offered": False})
     m = RoundMachine(parse_config(data).game)
     clock = [1000]
 
@@ -207,6 +207,36 @@ def test_a_linked_five_aces_at_a_low_local_meter_waits_for_the_pools_lock_k6() -
               if e.TYPE == "pay"]  # fmt: skip
     assert (pay["line"], pay["cents"], pay["from"]) == (FIVE_ACES, 10_025, "meter")
     assert m.meters()["progressive"]["display_cents"] == 15_000  # the pool's meter was paid
+
+
+def test_a_card_reading_shoes_hand_sends_the_pool_every_line_its_cards_claim_g8() -> None:
+    """With a card-reading shoe the hand's facts are its seven cards: the pending hit carries
+    every line of the linked level they claim, and the table pays the pool's choice."""
+    m, ev = round_machine(shoe=True)
+    ev("link_state", up=True, confirmed_seq=1, **LINK)
+    ev("chip_detected", position=JACKPOT_AREA)
+    ev("lockout_pressed")
+    ev("chips_confirmed")
+    ev("rng_activated")
+    hands = {
+        "dealer": ["2c", "3d", "4h", "5s", "7c", "8d", "9h"],
+        "1": ["2h", "2s", "5c", "8c", "Tc", "Jd", "Qs"],
+        "2": ["Ah", "Kh", "Qh", "Jh", "Th", "2d", "3c"],  # a natural royal flush
+        "3": ["3h", "4c", "6c", "9c", "Td", "Qd", "Ks"],
+        "4": ["4d", "5d", "6d", "9d", "Jc", "Kd", "As"],
+        "5": ["6h", "7h", "8h", "Ts", "Js", "Qc", "Kc"],
+        "6": ["3s", "4s", "6s", "7s", "9s", "Ad", "Ac"],
+    }
+    ev("dealt", remaining=4, hands=hands)
+    out = ev("play_complete")
+    assert not [e for e in out if e.TYPE == "pay"] and m.state == "Open_JackpotPending"
+    (hit,) = m.snapshot()["round"]["pending"]
+    assert {NATURAL, ROYAL} <= set(hit["lines"])
+    ev("link_hit_locked", position=JACKPOT_AREA, level="progressive", cents=10_000, order=1,
+       pool="P1", line=hit["line"], paid_line=ROYAL, paid_from="meter")  # fmt: skip
+    (pay,) = [e.to_json() for e in ev("hit_validated", position=JACKPOT_AREA, supervisor="S")
+              if e.TYPE == "pay"]  # fmt: skip
+    assert (pay["line"], pay["cents"], pay["from"]) == (ROYAL, 10_000, "meter")
 
 
 def test_a_lock_of_four_of_a_kind_is_paid_from_the_chip_tray_as_locked_k5() -> None:
