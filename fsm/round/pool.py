@@ -289,7 +289,7 @@ class Pool:
                         "units": c.display + c.overflow + c.reserve,
                     }
                 )
-        if data.get("left") and t.joined:
+        if data.get("left"):  # (the controller names it only of a table that had joined)
             t.joined = False
             effects.append(
                 {

@@ -391,3 +391,28 @@ def test_e2e_a_table_whose_terms_differ_is_refused_at_link_time_with_the_reason(
     wait_for(lambda: bool(t.link.status.refusal), 10, what="the table told")
     assert t.link_down()
     assert "rate_bp" in str(t.link.status.refusal)
+
+
+def test_e2e_a_table_leaving_takes_none_of_the_pools_money_and_its_level_restarts(
+    tmp_path: Path, nats: NatsServer, controllers: list[Any], tables: list[Any]
+) -> None:
+    """A table leaves the pool (NJ 13:69D-1.52(f): a meter moves only by a recorded payout or
+    correction): the pool journals ``table_left`` and keeps every contribution it made; the
+    table's own level starts again from its configured amounts, and its contributions after it
+    left are its own, never the pool's."""
+    t = start(tmp_path, nats, controllers, tables, reset=100_000)
+    for _ in range(3):
+        t.play((1, 2, 3))
+    pool_db = tmp_path / "pool.db"
+    wait_for(lambda: len(effects(pool_db, "pool_contribution")) == 3, 10, what="contributions")
+    before = effects(pool_db, "pool_contribution")
+    t.ev("link_state", up=True, linked=False, pool="POOL1", level="progressive")
+    t.play((1, 2))  # its own progressive now
+    wait_for(lambda: bool(effects(pool_db, "table_left")), 10, what="the pool's record")
+    (left,) = effects(pool_db, "table_left")
+    assert left["table"] == "T1"
+    assert left["display_cents"] == 100_000 + 9 * 21  # nine $1 wagers at 21%: still the pool's
+    assert effects(pool_db, "pool_contribution") == before  # the own round's stays the table's
+    own = t.owner.public.meters["progressive"]
+    assert own["display_cents"] == 100_000 + 2 * 21  # configured $1,000 + 21% of two $1 wagers
+    assert verify(pool_db, PoolReplayer).ok and verify(t.db).ok
