@@ -52,6 +52,7 @@ def test_shift_json_has_the_progressive_contract_and_balances(db: Path) -> None:
         "meter_end_cents",
         "adjustments_cents",
         "house_funded_cents",  # shown, outside the meter's balance (paid in by the house)
+        "paid_by_pool_cents",  # a linked level's hits the pool's meter paid (docs/link.md)
     }
     assert all(isinstance(v, int) and not isinstance(v, bool) for v in p.values())
     assert p["meter_end_cents"] == (

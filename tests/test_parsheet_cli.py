@@ -123,3 +123,27 @@ def test_unknown_pay_table_is_a_clear_error(capsys: pytest.CaptureFixture[str]) 
     code, out, err = _run(capsys, "--pay-table", "no-such-table")
     assert code == 2 and out == ""
     assert "--pay-table no-such-table" in err and "three-card" in err
+
+
+@full_deck_group
+def test_the_link_controllers_configuration_files_the_pool_nj_1_52e(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """NJ 13:69D-1.52(e) for a linked progressive: ``--config`` of the link controller files the
+    pool (its level's initial and reset amounts and rates, its pay table and wager, the return at
+    its meter, its tables), not a table's configuration."""
+    link = tmp_path / "link.toml"
+    link.write_text(
+        '[link]\npool = "POOL1"\nservers = ["nats://127.0.0.1:4222"]\n'
+        f'journal = "{tmp_path / "pool.db"}"\n'
+        '[pool]\nlevel = "progressive"\ninitial_cents = 50000\nreset_cents = 40000\n'
+        'rate_bp = 2200\nhidden_rate_bp = 300\nwager_cents = 100\npaytable = "ny-5324-41-k4"\n'
+        "[tables]\nT1 = 70001\nT2 = 70002\n"
+    )
+    code, out, err = _run(capsys, "--config", str(link), "--rounds", "0")
+    assert code == 0, err
+    assert "Linked pool POOL1" in out and "T1 (asset 70001), T2 (asset 70002)" in out
+    assert "initial $500.00, reset $400.00, rate of progression 22% + hidden 3%" in out
+    assert "return at meter $400.00 ($1 wager)" in out
+    assert "== three-card" not in out  # the pool's progressive only
+    assert not (tmp_path / "pool.db").exists()  # filing opens no journal

@@ -248,6 +248,29 @@ def test_1b_returns_the_pending_hit_at_the_meter() -> None:
     assert empty == codec.handpay_answer(1, 0, 0, 0, 0, 0)
 
 
+def test_1b_of_a_linked_hit_is_the_amount_the_pool_locked_issue_22() -> None:
+    """A linked hit is the pool's to decide at its meter (docs/link.md): 1B answers 0 until the
+    pool's lock is journaled, then exactly the locked amount (the audit saw 10,002 cents, the
+    table's own meter, while the pool had locked 250,000)."""
+    jackpot = "natural-royal-flush-and-pair"
+    lines = [jackpot, "natural-royal-flush", "royal-flush"]
+    hit = {"position": 2, "level": "progressive", "line": jackpot, "lines": lines}
+    waiting = snap(round={"pending": [hit]})
+    frame = responder().respond(poll(H("01 1B")), waiting, FloorFold(), 0).frame
+    assert frame is not None and frame[2:9] == H("00 01 00 00 00 00 00")
+    locked = snap(round={"pending": [{**hit, "locked_cents": 250_000, "lock_order": 1}]})
+    frame = responder().respond(poll(H("01 1B")), locked, FloorFold(), 0).frame
+    assert frame is not None and frame[2:9] == H("00 01 00 00 25 00 00")
+
+
+def test_a_linked_hit_locked_from_the_chip_tray_is_a_handpay_reset_when_validated() -> None:
+    """The pool locked a fixed amount the chip tray pays ((k)(5)): the pending hit (51) is
+    reset (52) when the supervisor validates it, like one paid from the meter."""
+    tray = Pay(position=2, level="progressive", line="four-of-a-kind", cents=2000,
+               from_="chip_tray", supervisor="s1", via="console")  # fmt: skip
+    assert codes(entry(FloorFold(), 3, "hit_validated", tray)) == [0x54, 0x52]
+
+
 # --------------------------------------------------------------------------- the round
 def test_link_down_makes_progressive_wagers_unplayable_when_the_progressive_depends_on_it() -> None:
     """NJ 13:69E-1.39B(d): acceptors not armed, a chip refused, until the link returns."""

@@ -150,6 +150,7 @@ def _text(kind: str, doc: dict[str, Any]) -> list[str]:
                 f"  {lvl['level']:<14} wagered {dollars(lvl['wagered_cents'])}"
                 f" contributed {dollars(lvl['contributed_cents'])}"
                 f" paid {dollars(lvl['paid_from_meter_cents'])}"
+                f" paid by the pool {dollars(lvl.get('paid_by_pool_cents', 0))}"
                 f" adjustments {dollars(lvl['adjustments_cents'])} meter moved {dollars(lvl[key])}"
             )
         lines.extend(f"  problem: {p}" for p in t["problems"])
@@ -158,6 +159,7 @@ def _text(kind: str, doc: dict[str, Any]) -> list[str]:
             f"floor {lvl['level']:<14} wagered {dollars(lvl['wagered_cents'])}"
             f" contributed {dollars(lvl['contributed_cents'])}"
             f" paid {dollars(lvl['paid_from_meter_cents'])}"
+            f" paid by the pool {dollars(lvl.get('paid_by_pool_cents', 0))}"
         )
     lines.extend(f"refused: {r['reason']}" for r in doc["refused"])
     return lines

@@ -1,6 +1,7 @@
 """``tablectl parsheet``: the exact par sheet of every pay table a table offers, and the filing.
 
-For the configured table (``--config``), the named tables (``--pay-table``), or every shipped table:
+For the configured table (``--config``: a table's file, or a link controller's, whose pool is then
+filed), the named tables (``--pay-table``), or every shipped table:
 the exact sheets of ``fsm.rules.parsheet`` (all C(53,7) seven-card hands by rank pattern and suit
 combinatorics), the main game by a seeded simulation (both sides on the house way), and per table a
 filing page with the items of NJ 13:69D-1.52(e) (initial and reset amounts, rate of progression,
@@ -21,12 +22,14 @@ import json
 import random
 import sys
 import time
+import tomllib
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
 from controller.cli import args as types
 from controller.config import ConfigError, TableConfig, load_config
+from controller.link.link_config import load_controller_config
 from fsm.rules import parsheet as ps
 from fsm.rules.houseway import HouseWay
 from fsm.rules.paytables import BUILTIN, PayTable, load_builtin, parse_paytable
@@ -47,7 +50,11 @@ def register(sub: Any) -> None:
         description="Exact probabilities and return of every pay table the table offers, over "
         "every seven-card hand of the 53-card deck; the main game by seeded simulation.",
     )
-    p.add_argument("--config", metavar="PATH", help="table configuration: its tables and options")
+    p.add_argument(
+        "--config",
+        metavar="PATH",
+        help="table configuration: its tables and options; or a link controller's: its pool",
+    )
     p.add_argument(
         "--pay-table",
         action="append",
@@ -102,6 +109,8 @@ class _Plan:
         self.way = "reference"
         self.ez = False
         self.rounds = DEFAULT_ROUNDS
+        #: a link controller's configuration: the pool filed (its id, tables, $5 reading)
+        self.pool: dict[str, object] | None = None
 
 
 def _load_table(spec: str) -> PayTable | ProgressiveTable:
@@ -122,8 +131,36 @@ def _load_table(spec: str) -> PayTable | ProgressiveTable:
     return parse_paytable(text, str(path))
 
 
+def _link_controller_file(path: str) -> bool:
+    """The file is a link controller's configuration (``[pool]`` and ``[tables]``), not a
+    table's."""
+    try:
+        data = tomllib.loads(Path(path).read_text("utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False  # load_config says what is wrong with it
+    return isinstance(data.get("pool"), dict) and isinstance(data.get("tables"), dict)
+
+
+def _plan_pool(plan: _Plan, path: str) -> None:
+    """The linked pool's filing (NJ 13:69D-1.52(e)): its one level (initial and reset amounts,
+    rates, limit), its pay table and wager, the return at its reset meter, its tables."""
+    cfg = load_controller_config(path)
+    plan.levels = ps.progressive_levels([cfg.level])
+    plan.meter = min(cfg.level.initial_cents, cfg.level.reset_cents)
+    plan.wager = cfg.wager_cents
+    plan.progressive.append(ProgressiveTable.load(cfg.paytable))
+    plan.pool = {
+        "pool": cfg.pool,
+        "tables": dict(sorted(cfg.tables.items())),
+        "five_dollar_meter_share": cfg.five_dollar_meter_share,
+    }
+
+
 def _plan(args: argparse.Namespace) -> _Plan:
     plan = _Plan()
+    if args.config and _link_controller_file(args.config):
+        _plan_pool(plan, args.config)
+        args.config = None  # every other figure as for no table configuration
     config: TableConfig | None = load_config(args.config) if args.config else None
     if config is not None:
         g = config.game
@@ -142,7 +179,7 @@ def _plan(args: argparse.Namespace) -> _Plan:
             plan.progressive.append(table)
         else:
             plan.bonus.append(table)
-    if not args.pay_table:
+    if not args.pay_table and plan.pool is None:
         if config is not None:
             plan.progressive.append(config.game.table)
             if config.bonus is not None:
@@ -150,6 +187,11 @@ def _plan(args: argparse.Namespace) -> _Plan:
         else:
             plan.progressive.append(ProgressiveTable.load())
             plan.bonus.extend(load_builtin(name) for name in BUILTIN)
+    return _finish(plan, args)
+
+
+def _finish(plan: _Plan, args: argparse.Namespace) -> _Plan:
+    """The command line's options over the plan."""
     if args.ace_low_straight or args.joker_flush:
         plan.opts = RankingOptions(
             args.ace_low_straight or plan.opts.ace_low_straight,
@@ -247,6 +289,7 @@ def run_parsheet(args: argparse.Namespace) -> int:
         "house_way": way.name,
         "ez_pai_gow": plan.ez,
         "vig": args.vig,
+        **({} if plan.pool is None else {"pool": plan.pool}),
     }
     out = {"text": format_text, "json": format_json, "csv": format_csv}[args.format]
     sys.stdout.write(out(sheets, main, meta))
@@ -365,6 +408,14 @@ def format_text(sheets: list[ps.Sheet], main: ps.MainGameTally, meta: dict[str, 
     out: list[str] = []
     add = out.append
     add(f"Par sheets, exact: {meta['hands']:,} seven-card hands ({meta['exact_seconds']} s)")
+    pool = meta.get("pool")
+    if isinstance(pool, dict):
+        tables = ", ".join(f"{t} (asset {a})" for t, a in dict(pool["tables"]).items())
+        add(
+            f"Linked pool {pool['pool']} (its link controller's configuration): one meter for "
+            f"every table, at the pool's rates; $5 share of the meter: "
+            f"{pool['five_dollar_meter_share']}; tables: {tables}"
+        )
     for s in sheets:
         add("")
         add(f"== {s.name} [{s.wager}] ({s.cite})")

@@ -12,8 +12,9 @@ effect 11 (the controller compartment's door opened) or 12 (closed), none for a 
 maintenance allowance alone; a ``fault`` effect 20,
 and 86 when the table goes out of service (the first fault until a ``fault_cleared`` effect),
 whoever raised it (a device, or the machine at a timeout); ``hit_pending`` 51 (handpay pending);
-``pay`` 54 (progressive win), and 52 (handpay reset) when it pays a pending hit from the meter
-(validated, whether by the console, the page or the panel's key); a ``hit_voided`` effect 52; a
+``pay`` 54 (progressive win), and 52 (handpay reset) when it pays a pending hit (validated, from
+the meter or, a linked hit the pool locked as a fixed amount, the chip tray; whether by the
+console, the page or the panel's key); a ``hit_voided`` effect 52; a
 ``linked_wager`` effect (the linked progressive's playability changed) 53 (no progressive
 information) when it is unplayable, nothing when it is playable again, and 3C (options changed)
 when the table was linked or unlinked. A rejected event raises nothing. The queue keeps
@@ -105,7 +106,10 @@ class FloorFold:
                 raised.append(HANDPAY_PENDING)
             elif isinstance(e, Pay):
                 raised.append(PROGRESSIVE_WIN)
-                if e.from_ == "meter" and e.voided_line is None:  # a pending hit validated
+                # a pending hit validated: from the meter, or a linked hit the pool locked as
+                # a fixed amount from the chip tray (validated all the same, docs/link.md)
+                validated = e.from_ == "meter" or e.supervisor is not None
+                if validated and e.voided_line is None:
                     raised.append(HANDPAY_RESET)
             elif isinstance(e, HitVoidedEffect):  # a pending hit withdrawn
                 raised.append(HANDPAY_RESET)

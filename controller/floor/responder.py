@@ -122,6 +122,10 @@ class Responder:
         hit = pending[0]
         level = str(hit.get("level", ""))
         number = self.levels.index(level) + 1 if level in self.levels else 0
+        if "locked_cents" in hit:  # a linked hit: exactly what the pool locked (docs/link.md)
+            return number, int(hit["locked_cents"])
+        if hit.get("lines") is not None:  # the pool's to decide at its meter: not known yet
+            return number, 0
         meter = int((snap.meters.get(level) or {}).get("display_cents", 0))
         try:
             # what the hit is paid now: its best line at each line's level's meter (the

@@ -39,6 +39,7 @@ from fsm.round.effects import (
     FaultClearedEffect,
     HitPending,
     HitVoidedEffect,
+    LinkedWager,
     MeterMovement,
     Outcome,
     Pay,
@@ -483,6 +484,9 @@ class LevelFlow:
     # what the house paid in: the part of a payout the meter could not cover (the meter paid
     # what it held) and the reset's shortfall; not part of the meter's reconciliation
     house_funded_cents: int = 0
+    # a linked level's hits paid from the pool's meter (the link controller's locks): the
+    # table's own meter moves for none of them, so they are not part of its reconciliation
+    paid_by_pool_cents: int = 0
 
     def add(self, movement: MeterMovement) -> None:
         # the machine journals the change of each meter's whole cents, so the deltas add up
@@ -538,6 +542,7 @@ def shift_report(
     adjustments: list[dict[str, JSON]] = []
     first_ts: int | None = None
     last_ts: int | None = None
+    linked: str | None = None  # the level linked to a pool at this point of the journal
     for entry in reader.entries():
         effects = effects_of(entry)
         before = start is not None and entry.ts_ms < start
@@ -565,6 +570,8 @@ def shift_report(
                     flows.setdefault(e.level, LevelFlow()).add(e)
                     if e.kind not in ("contribution", "payout"):
                         adjustments.append(_adjustment(entry, e))
+            elif isinstance(e, LinkedWager):
+                linked = e.level if e.linked else None
             elif not inside:
                 continue
             elif isinstance(e, RoundSummary) and e.outcome == "completed":
@@ -574,6 +581,8 @@ def shift_report(
             elif isinstance(e, Fault):
                 faults += 1
             elif isinstance(e, Pay):
+                if e.from_ == "meter" and e.level == linked:  # the pool's meter paid it
+                    flows.setdefault(e.level, LevelFlow()).paid_by_pool_cents += e.cents
                 hits.append(
                     {
                         "position": e.position,
@@ -606,6 +615,7 @@ def shift_report(
                 + f.adjustments_cents,
                 "adjustments_cents": f.adjustments_cents,
                 "house_funded_cents": f.house_funded_cents,
+                "paid_by_pool_cents": f.paid_by_pool_cents,
             }
         )
     total: dict[str, JSON] = {
@@ -617,6 +627,7 @@ def shift_report(
             "meter_end_cents",
             "adjustments_cents",
             "house_funded_cents",
+            "paid_by_pool_cents",
         )
     }
     total["wagers"] = table_wagers
@@ -830,6 +841,8 @@ def shift_text(report: Mapping[str, JSON]) -> list[str]:
         f"  = meter at end   {dollars(p['meter_end_cents']):>16}",
         f"house funded       {dollars(_int(p.get('house_funded_cents'))):>16}",
     ]
+    if _int(p.get("paid_by_pool_cents")):
+        lines.append(f"paid by the pool   {dollars(_int(p.get('paid_by_pool_cents'))):>16}")
     for lvl in report["levels"]:
         lines.append(
             f"  level {lvl['level']}: {dollars(lvl['meter_start_cents'])} + "

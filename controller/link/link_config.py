@@ -18,6 +18,7 @@ from typing import Any
 from controller.link.messages import TOKEN
 from fsm.configread import ConfigValueError, Reader, str_value
 from fsm.round.config import ProgressiveLevel
+from fsm.round.config import _five_dollar as five_dollar_reading
 from fsm.rules.progressive import DEFAULT_TABLE, PayTableError, ProgressiveTable
 
 LINK_KEYS = (
@@ -137,6 +138,26 @@ class LinkSection:
         return self.enabled and bool(self.pool)
 
 
+def link_terms(game: Any, level: str) -> dict[str, Any]:
+    """What a table says of its linked wager when it asks the controller's confirmation: the
+    wager, the pay table, the linked level's rates, reset and limit, and its $5 reading (the
+    pool refuses a table whose terms are not the pool's, `fsm.round.pool.PoolParams.terms`).
+    ``game`` is the table's `fsm.round.config.GameConfig`."""
+    lvl = game.level(level)
+    return {
+        "wager_cents": game.progressive_wager_cents,
+        "paytable": game.paytable,
+        "five_dollar_meter_share": game.five_dollar_meter_share,
+        "level": {
+            "name": lvl.name,
+            "reset_cents": lvl.reset_cents,
+            "rate_bp": lvl.rate_bp,
+            "hidden_rate_bp": lvl.hidden_rate_bp,
+            "limit_cents": lvl.limit_cents,
+        },
+    }
+
+
 CONTROLLER_SECTIONS = ("link", "pool", "tables")
 CONTROLLER_LINK_KEYS = (
     "pool", "servers", "user", "password_file", "tls_ca", "tls_cert", "tls_key", "journal",
@@ -144,7 +165,7 @@ CONTROLLER_LINK_KEYS = (
 )  # fmt: skip
 POOL_KEYS = (
     "level", "initial_cents", "reset_cents", "rate_bp", "hidden_rate_bp", "limit_cents",
-    "wager_cents", "paytable",
+    "wager_cents", "paytable", "five_dollar_meter_share", "five_dollar_ruling",
 )  # fmt: skip
 
 
@@ -168,6 +189,10 @@ class ControllerConfig:
     replicas: int = 1
     #: the tables' link keys (a keyring directory, `controller.link.keys.Keyring`)
     keys: Path = Path("/etc/paigow/link-keys")
+    #: the pool's reading of NY 5324.41(k)(4)(i) for a $5 wager's share of the meter, as a
+    #: table's ``game.five_dollar_meter_share`` (the other reading names its ruling)
+    five_dollar_meter_share: str = "times-five"
+    five_dollar_ruling: str = ""
 
     @classmethod
     def from_mapping(cls, data: Mapping[str, Any], source: str = "<config>") -> ControllerConfig:
@@ -208,6 +233,7 @@ class ControllerConfig:
         wager = p.integer("wager_cents", 100, 1)
         if wager not in table.wager_cents:
             raise p.error("wager_cents", f"pay table {paytable} takes {list(table.wager_cents)}")
+        five, ruling = five_dollar_reading(p)
         t = data.get("tables")
         if not isinstance(t, Mapping) or not t:
             raise ConfigValueError("tables", "required: table id = asset number, one per table")
@@ -221,7 +247,8 @@ class ControllerConfig:
             raise ConfigValueError("tables", "two tables share an asset number")
         return cls(
             pool, conn, journal, level, wager, paytable, tables,
-            _path(r, "anchor"), _path(r, "key_file"), batch, source, replicas, keys,
+            _path(r, "anchor"), _path(r, "key_file"), batch, source, replicas, keys, five,
+            ruling,
         )  # fmt: skip
 
 

@@ -13,11 +13,14 @@ Responsible, on one asyncio event loop, for:
   and seq, and that table's contributions are no longer taken;
 - the pool's value in the key-value bucket (``LINK``, key = the pool), after every commit;
 - hits by request/reply, one at a time in arrival order (the recorded order): the pool's pure
-  rules (`fsm.round.pool.Pool`) pay the first from the meter at that moment and the next from the
-  reset value; ``hit_locked`` is committed before the reply carries the locked amount; a hit the
-  table voided is undone once (its lock back on the meter, or, not locked yet, its request
-  refused) and a supervisor's corrected line is locked as a hit of its own;
-- confirmations: whether it holds a table's stream up to the seq the table names.
+  rules (`fsm.round.pool.Pool`) weigh every line the hand makes at the pool's meter at that
+  moment and lock the best (the next from the reset value); ``hit_locked`` is committed before
+  the reply carries the locked amount; a hit the table voided is undone once (its lock back on
+  the meter, or, not locked yet, its request refused) and a supervisor's corrected line is
+  locked as a hit of its own;
+- confirmations: whether it holds a table's stream up to the seq the table names, and whether
+  the table's terms (wager, pay table, level, $5 reading) are the pool's (else refused, with the
+  reason, journaled ``terms_refused``).
 
 Must never hold a table's game rule (the table decides hands and wins), write a table's journal,
 or answer a hit before its lock is committed.
@@ -90,7 +93,14 @@ class SelfCheckFailed(Exception):
 
 
 def params_of(cfg: ControllerConfig) -> PoolParams:
-    return PoolParams(cfg.pool, cfg.level, cfg.wager_cents, cfg.paytable, dict(cfg.tables))
+    return PoolParams(
+        cfg.pool,
+        cfg.level,
+        cfg.wager_cents,
+        cfg.paytable,
+        dict(cfg.tables),
+        cfg.five_dollar_meter_share,
+    )
 
 
 class PoolJournal:
@@ -180,6 +190,8 @@ class LinkController:
         self._entries_refused: set[tuple[str, int, str]] = set()
         self._refusals_per_minute: dict[str, tuple[float, int]] = {}
         self._watches_read = False
+        #: (table, reason) of a table whose terms the pool refused, journaled once a run
+        self.terms_logged: set[tuple[str, str]] = set()
         self._gaps: dict[str, tuple[int, float]] = {}  # table -> (seq held, first seen)
         self._hits: asyncio.Queue[Any] = asyncio.Queue()
         self._kv: Any = None
@@ -360,8 +372,16 @@ class LinkController:
             self._fork(table, entry, head.hash, f"seq {entry.seq} does not chain to seq {held}")
             return "drop"
         part = parts.get(table)
-        joined = bool(part and part.get("joined")) or (t is not None and t.joined)
-        joined = joined or (entry.type == "link_state" and entry.data.get("pool") == self.pool_id)
+        was_joined = t is not None and t.joined
+        if part is not None:
+            was_joined = bool(part.get("joined", was_joined))
+        joined, leaves = was_joined, False
+        if entry.type == "link_state":
+            named = entry.data.get("pool") == self.pool_id
+            if named and entry.data.get("linked", True) is not False:
+                joined = True  # from here on its contributions are the pool's
+            elif was_joined:
+                joined, leaves = False, True  # it left the pool
         watch = watches.get(table)
         if watch is None:
             watch = watches[table] = Watch.from_json(self._watch(table).to_json())
@@ -376,10 +396,13 @@ class LinkController:
                                    "hashes": []}  # fmt: skip
         part["hashes"].append(entry.hash)
         part["last_seq"], part["last_hash"] = entry.seq, entry.hash
+        if leaves:
+            part["joined"], part["left"] = False, entry.seq
+            return "take"
         if joined:
             part["joined"] = True  # from here on the table's contributions are the pool's
         else:
-            return "take"  # made before the table was linked: its own meter's, not the pool's
+            return "take"  # made before (or after) the table was linked: not the pool's
         level = self.pool.params.level.name
         for e in effects_of(entry):  # a hit voided at the table (rare)
             if e.get("type") == "hit_voided" and e.get("level") == level:
@@ -551,6 +574,8 @@ class LinkController:
         t = self.pool.tables.get(table)
         if why is None and t is not None and t.refused:
             why = f"the table's stream was refused: {t.refused}"
+        if why is None:
+            why = self._terms_refusal(table, req.get("terms"))
         held = self.heads.get(table, Head(0, "")).seq
         reply = {
             "ok": why is None and held >= need,
@@ -561,6 +586,19 @@ class LinkController:
         if t is not None and t.refused:  # told: the table makes its linked wager unplayable
             reply["refused"] = t.refused
         await msg.respond(json.dumps(reply).encode())
+
+    def _terms_refusal(self, table: str, terms: object) -> str | None:
+        """Why the table's wager, pay table, level or $5 reading is not the pool's (journaled
+        ``terms_refused`` once per table and reason a run), or None."""
+        why = self.pool.params.terms_refusal(terms)
+        if why is None:
+            return None
+        why = f"table {table}: {why}"[:200]
+        if (table, why) not in self.terms_logged:
+            self.terms_logged.add((table, why))
+            log.error("link controller: refused: %s", why)
+            self.state.append("terms_refused", {"table": table, "reason": why})
+        return why
 
     async def _on_hit(self, msg: Any) -> None:
         """Queue a hit request made with its table's key; refuse any other at once (a table's
@@ -605,11 +643,17 @@ class LinkController:
                     }
                     if req.get("corrects") is not None:  # a supervisor's corrected line
                         data["corrects"] = req["corrects"]
+                    if req.get("lines") is not None:  # every line the hand makes (g)(8)
+                        data["lines"] = req["lines"]
                     data["request_seq"] = req.get("seq")
                     _, effects = self.state.append("hit_locked", data)
                     done = next(e for e in effects if e["type"] == "hit_locked")
                     served = True
-                done = {k: done[k] for k in ("cents", "order", "meter_cents")}
+                done = {
+                    **{k: done[k] for k in ("cents", "order", "meter_cents")},
+                    "paid_line": done.get("paid_line", req["line"]),
+                    "from": done.get("from", "meter"),
+                }
                 reply = {
                     "ok": True,
                     **done,

@@ -13,8 +13,9 @@ on one thread of their own with an asyncio event loop (nats-py), never the owner
   answer for ``timeout_s``: it posts ``link_state`` up=false (the linked wager unplayable); the
   first answer that confirms them posts up=true. It watches the pool's value in the key-value
   bucket (`TableLink.pool`: what the table's display shows), and asks the controller to lock each
-  pending hit of the linked level (``link.<pool>.hit``; a supervisor's corrected line names the
-  line it corrects), posting the locked amount as ``link_hit_locked`` with the hit's line.
+  pending hit of the linked level with every line the hand makes (``link.<pool>.hit``; a
+  supervisor's corrected line names the line it corrects), posting the pool's decision as
+  ``link_hit_locked``: the hit's line, the line the pool paid, its amount and from where.
 
 Must never write the journal, touch the round machine, or post anything but ``link_state`` and
 ``link_hit_locked``; it opens no listening port (every connection is outbound).
@@ -114,6 +115,8 @@ class LinkStatus:
     unshipped: int = 0
     #: why the link controller refused this table's stream (it said so in its reply)
     refused: str | None = None
+    #: the controller's last reason for not confirming the table (its terms, its stream)
+    refusal: str | None = None
 
 
 class TableLink:
@@ -130,6 +133,7 @@ class TableLink:
         journal_path: Path,
         *,
         on_pool: Callable[[Mapping[str, Any]], None] | None = None,
+        terms: Mapping[str, Any] | None = None,
     ) -> None:
         self.section = section
         self.table_id = table_id
@@ -144,6 +148,9 @@ class TableLink:
         # before this start (its contributions among it), then each contribution read since
         self.status = LinkStatus(shipped_seq=cursor, need_seq=cursor)
         self._on_pool = on_pool
+        #: what every table of the pool must agree on (`link_config.link_terms`), said with
+        #: every confirmation request; the controller refuses a table that differs
+        self.terms = dict(terms or {})
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wakes: dict[str, asyncio.Event] = {}
@@ -447,9 +454,10 @@ class TableLink:
         last = self.status.last_confirm_ms
         now = time.time_ns() // 1_000_000
         if self._up is not False and now - last > self.section.timeout_s * 1000:
-            self._post_state(
-                False, f"no confirmation from the link controller for {self.section.timeout_s:g} s"
-            )
+            why = f"no confirmation from the link controller for {self.section.timeout_s:g} s"
+            if self.status.refusal:
+                why = f"refused by the link controller: {self.status.refusal}"
+            self._post_state(False, why)
 
     async def _confirm(self, nc: Any) -> None:
         period = max(0.05, self.section.timeout_s / 4)
@@ -457,6 +465,8 @@ class TableLink:
         while not self._stop.is_set():
             need = self.status.need_seq
             body = {"table": self.table_id, "asset": self.asset, "need_seq": need}
+            if self.terms:
+                body["terms"] = self.terms
             try:
                 ask = nc.request(subject, json.dumps(body).encode(), timeout=period)
                 msg = await asyncio.wait_for(ask, period + 0.5)
@@ -471,6 +481,7 @@ class TableLink:
                 reply = None
             if isinstance(reply, dict) and reply.get("operating"):
                 self.status.held_seq = int(reply.get("held_seq", 0))
+                self.status.refusal = None if reply.get("ok") else reply.get("reason")
                 if reply.get("ok") and self.status.held_seq >= need:
                     self.status.last_confirm_ms = time.time_ns() // 1_000_000
                     if self._up is not True:
@@ -532,6 +543,8 @@ class TableLink:
                 }
                 if hit.get("corrects"):  # the line the supervisor voided for this one
                     body["corrects"] = hit["corrects"]
+                if hit.get("lines"):  # every line the hand makes: the pool weighs them (g)(8)
+                    body["lines"] = list(hit["lines"])
                 if self.key is not None:  # made with the table's key (docs/link.md)
                     body = self.key.sign(subject, body)
                 try:
@@ -551,6 +564,8 @@ class TableLink:
                     order=int(reply["order"]),
                     pool=self.section.pool,
                     meter_cents=int(reply["meter_cents"]),
+                    paid_line=reply.get("paid_line"),
+                    paid_from=reply.get("from"),
                 )
                 self._post(locked.envelope())
             await self._sleep(0.05, "hits")

@@ -41,6 +41,7 @@ from controller.config import TableConfig
 from controller.console.server import ConsoleServer
 from controller.floor.service import start_floor
 from controller.journal.lock import owner_journal_options
+from controller.link.link_config import link_terms
 from controller.link.table_link import PoolOverlay, TableLink
 from controller.service.devices import InputPort, Notice, TableDevices
 from controller.service.meter_sign import SignReader
@@ -346,14 +347,16 @@ class LinkAttachment:
 
         cfg = self._config
         section = cfg.link
+        level = section.level or cfg.game.levels[0].name
         self.link = TableLink(
             section,
             cfg.table.id,
             cfg.table.asset_number,
-            section.level or cfg.game.levels[0].name,
+            level,
             cfg.game.progressive_wager_cents,
             owner,
             self._journal_path,
+            terms=link_terms(cfg.game, level),
         )
         self.link.start()
 

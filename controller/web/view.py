@@ -382,6 +382,12 @@ def frame(
     for p in out["pending"]:
         if isinstance(p, dict):
             p["words"] = f"area {p.get('position')}: {line_words(p.get('line'))}"
+            if "locked_cents" in p:  # a linked hit: what the pool locked is what is paid
+                where = "the chip tray" if p.get("locked_from") == "chip_tray" else "the meter"
+                paid = line_words(p.get("locked_line") or p.get("line"))
+                p["words"] += f"; the pool locked {paid}, {money(p['locked_cents'])} from {where}"
+            elif p.get("lines") is not None:
+                p["words"] += "; waiting for the pool's lock at its meter"
     if extra:
         out.update(extra)
     return out

@@ -241,10 +241,13 @@ class Round:
         if n == 0:
             return
         wager = self.config.progressive_wager_cents
+        linked = self.linked_level()
         for lvl in self.config.levels:
             m = self.meters[lvl.name]
             before = m.cents()
-            c = m.contribute(lvl, n, wager)
+            # a linked level has one meter, the pool's: the table counts the wagers it sends
+            # the pool and grows nothing of its own (docs/link.md)
+            c = m.count_for_pool(n, wager) if lvl.name == linked else m.contribute(lvl, n, wager)
             r.contributions.append(c)
             # the wagers and what they cost, as they stood now: reports add these up and
             # never re-derive which chips counted or what a wager cost at the time
@@ -405,17 +408,34 @@ class Round:
         return cfg.table.best_of(tuple(lines), cfg.progressive_wager_cents, self.line_payout_now)
 
     def linked_meter_hit(self, area: int, line: str) -> dict[str, Any] | None:
-        """The pending hit ``line`` at ``area`` makes when its best line now (as `pay_hit` would
-        decide it) is deducted from the meter of the linked level: the link controller locks it
-        from the pool's meter (docs/link.md). None when the table is not linked, or the line's
-        payout is another level's or comes from the chip tray."""
+        """The pending hit a supervisor's corrected ``line`` at ``area`` makes when the pool
+        decides it (`pool_hit`, the lines ``line`` implies), else None (paid at the table)."""
+        return self.pool_hit(area, line, self.config.table.implied(line))
+
+    def pool_hit(self, area: int, line: str, lines: Iterable[str]) -> dict[str, Any] | None:
+        """The pending hit the link controller decides, or None. A linked level has one meter,
+        the pool's: a hand that makes a line of the linked level the pool may pay from its
+        meter (a share of it, a straight flush, a fixed amount of $50 and more, NY 5324.41(k)(5))
+        is sent with every line it makes at that level (``lines``: the dealer's entry and the
+        lines it implies, or the card-reading shoe's claims); the pool weighs them at its meter
+        when it locks ((g)(8), (k)(6)) and the table pays what it locked. None: the table is not
+        linked, or the hand makes only fixed lines the chip tray pays (no meter decides them)."""
         linked = self.linked_level()
         if linked is None:
             return None
-        _, _, level, deducted = self.payout_now(self.config.table.implied(line))
-        if level.name != linked or not deducted:
+        cfg = self.config
+        wager = cfg.progressive_wager_cents
+        wanted = set(lines)
+        mine = [
+            n for n in cfg.table.line_names
+            if n in wanted and cfg.level_for_line(n).name == linked
+        ]  # fmt: skip
+        if not any(
+            cfg.table.deducted_from_meter(n, wager, cfg.progressive_payout(n, 0)) for n in mine
+        ):
             return None
-        return {"position": area, "level": level.name, "line": line}
+        key = line if line in mine else mine[0]
+        return {"position": area, "level": linked, "line": key, "lines": mine}
 
     def payout_now(self, lines: Iterable[str]) -> tuple[str, int, ProgressiveLevel, bool]:
         """How a hit of ``lines`` would be paid at this moment: its best line, the payout, that
@@ -515,7 +535,12 @@ class Round:
             line = outcomes[area]
             if not line:
                 continue
-            best = self.best_now(self.candidate_lines(area, line))
+            candidates = self.candidate_lines(area, line)
+            pooled = self.pool_hit(area, line, candidates)
+            if pooled is not None:  # the pool decides it at its meter when it locks
+                pending.append(pooled)
+                continue
+            best = self.best_now(candidates)
             assert best is not None
             paid_line, payout = best
             level = cfg.level_for_line(paid_line).name
@@ -543,6 +568,25 @@ class Round:
             self.emit(HitPending(p["position"], p["level"], p["line"]))
         r.pending = list(res.pending)
         r.stage = "done"
+
+    def restart_level(self, name: str, reason: str) -> None:
+        """The level starts again from the amounts its configuration names (display at the
+        initial amount, no overflow, no reserve), each change a recorded correction: a table
+        leaving a pool takes none of the pool's money and revives none of its own (docs/link.md)."""
+        if name not in self.meters:
+            return
+        lvl = self.config.level(name)
+        m = self.meters[name]
+        for meter, want in (("display", lvl.initial_cents), ("overflow", 0), ("reserve", 0)):
+            held = int(getattr(m, meter))
+            delta = want * UNIT - held
+            if not delta:
+                continue
+            before = m.cents()
+            setattr(m, meter, want * UNIT)
+            m.corrections += delta
+            m.correction_count += 1
+            self.emit_movement(name, "correction", before, m.cents(), 0, reason=reason, meter=meter)
 
     # --- deadlines ---------------------------------------------------------------------------
 

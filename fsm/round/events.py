@@ -406,7 +406,10 @@ class LinkHitLocked(EventRecord):
     """the link controller locked the linked pool's payout of a pending hit: `cents` paid from
     the pool's meter at that moment, `order` the order it recorded among the pool's hits (NY
     5321.18(b)(3)(iii)); journaled before anything shows the win; `line`: the hit's line the
-    lock was asked for (refused for another hit at the position, a supervisor's corrected one)"""
+    lock was asked for (refused for another hit at the position, a supervisor's corrected one);
+    `paid_line`: the line the pool found paying the most of the hand's lines at its meter (NY
+    5324.41(g)(8)), `paid_from` where it is paid from (`chip_tray`: a fixed amount (k)(5) does
+    not deduct from the meter; the pool decided it and locked nothing off its meter)"""
 
     position: Position
     level: str
@@ -415,6 +418,8 @@ class LinkHitLocked(EventRecord):
     pool: str
     meter_cents: Annotated[int, Between(0)] | None = None
     line: str | None = None
+    paid_line: str | None = None
+    paid_from: Literal["meter", "chip_tray"] | None = None
 
 
 FloorCommandName = Literal[

@@ -166,6 +166,14 @@ class LevelMeters:
         self.reserve += c.reserve
         return c
 
+    def count_for_pool(self, wagers: int, wager_cents: int) -> Contribution:
+        """``wagers`` qualifying wagers sent to the linked pool: counted (progressive_in,
+        wagered_cents) and nothing put on this meter (the pool's meter is the level's one)."""
+        total = wagers * wager_cents
+        self.progressive_in += wagers
+        self.wagered_cents += total
+        return Contribution(self.name, wagers, total)
+
     def reverse(self, c: Contribution) -> None:
         """Take back a voided round's contribution exactly (compensating movement)."""
         self.display -= c.display

@@ -36,6 +36,10 @@ class PoolParams:
     paytable: str
     #: table id -> asset number: the tables allowed on the pool (NY 5321.18(b): identifies each)
     tables: Mapping[str, int]
+    #: the pool's reading of NY 5324.41(k)(4)(i) for a $5 wager's share of the meter
+    #: (``times-five``, or ``not-multiplied`` on a regulator's written ruling); every table of the
+    #: pool must read it the same way (`terms_refusal`)
+    five_dollar_meter_share: str = "times-five"
 
     def to_json(self) -> dict[str, JSON]:
         lvl = self.level
@@ -52,6 +56,7 @@ class PoolParams:
             "wager_cents": self.wager_cents,
             "paytable": self.paytable,
             "tables": dict(sorted(self.tables.items())),
+            "five_dollar_meter_share": self.five_dollar_meter_share,
         }
 
     @classmethod
@@ -70,7 +75,49 @@ class PoolParams:
             int(d["wager_cents"]),
             str(d["paytable"]),
             {str(k): int(v) for k, v in dict(d["tables"]).items()},
+            str(d.get("five_dollar_meter_share", "times-five")),
         )
+
+    def terms(self) -> dict[str, JSON]:
+        """What every table of the pool must agree on (`terms_refusal`)."""
+        lvl = self.level
+        return {
+            "wager_cents": self.wager_cents,
+            "paytable": self.paytable,
+            "five_dollar_meter_share": self.five_dollar_meter_share,
+            "level": {
+                "name": lvl.name,
+                "reset_cents": lvl.reset_cents,
+                "rate_bp": lvl.rate_bp,
+                "hidden_rate_bp": lvl.hidden_rate_bp,
+                "limit_cents": lvl.limit_cents,
+            },
+        }
+
+    def terms_refusal(self, terms: object) -> str | None:
+        """Why a table whose configuration says ``terms`` cannot play this pool, or None: every
+        table of a pool offers the same wager, on the same pay table and level (rate, hidden
+        rate, reset, limit), and reads the $5 share of the meter the same way; a table that
+        does not is refused when it links, with the first difference named."""
+        if not isinstance(terms, Mapping):
+            return "the table did not say its wager, pay table, level and $5 reading"
+        want = self.terms()
+        for key, value in want.items():
+            got = terms.get(key)
+            if isinstance(value, dict):
+                got_level = got if isinstance(got, Mapping) else {}
+                for k, v in value.items():
+                    if got_level.get(k) != v:
+                        return (
+                            f"level.{k}: the table's {got_level.get(k)!r}, the pool's {v!r} (every "
+                            f"table of pool {self.pool} must agree)"
+                        )
+            elif got != value:
+                return (
+                    f"{key}: the table's {got!r}, the pool's {value!r} (every table of pool "
+                    f"{self.pool} must agree)"
+                )
+        return None
 
 
 @dataclass
@@ -180,6 +227,10 @@ class Pool:
             return self._lock(data)
         if etype == "chain_refused":
             return self._refuse(data)
+        if etype == "terms_refused":
+            return [
+                {"type": "table_terms_refused", "table": data["table"], "reason": data["reason"]}
+            ]
         return []  # link_power_up, parameter_change_refused: informational
 
     def _table(self, table: str) -> TableState:
@@ -238,6 +289,18 @@ class Pool:
                         "units": c.display + c.overflow + c.reserve,
                     }
                 )
+        if data.get("left"):  # (the controller names it only of a table that had joined)
+            t.joined = False
+            effects.append(
+                {
+                    "type": "table_left",
+                    "table": table,
+                    "seq": int(data["left"]),
+                    "display_cents": self.meters.display_cents,
+                    "reason": "the table left the pool: its contributions stay on the pool's "
+                    "meter, and it takes none of them (docs/link.md)",
+                }
+            )
         t.seq, t.hash = int(data["last_seq"]), str(data["last_hash"])
         return effects
 
@@ -281,9 +344,21 @@ class Pool:
             ]
         if lock.get("voided"):
             return []
+        lock["voided"] = True
+        if lock.get("from") == "chip_tray":  # decided, never taken off the meter: nothing back
+            return [
+                {
+                    "type": "pool_hit_voided",
+                    "table": table,
+                    **where,
+                    "round_id": rid,
+                    "position": pos,
+                    "line": line,
+                    "reason": f"{why} (locked as a fixed amount from the chip tray)"[:200],
+                }
+            ]
         cents = int(lock["cents"])
         self.meters.correct("display", cents)
-        lock["voided"] = True
         return [
             {
                 "type": "pool_correction",
@@ -329,6 +404,31 @@ class Pool:
             found = [(n, v) for n, v in found if names.index(n) < names.index(above)]
         return sorted(found, key=lambda nv: names.index(nv[0]))
 
+    def payout_cents(self, line: str, wager_cents: int, meter_cents: int) -> int:
+        """What ``line`` pays at the pool's meter, by the pool's reading of (k)(4)(i)."""
+        return self.paytable.payout_cents(
+            line,
+            wager_cents,
+            meter_cents,
+            five_times_meter=self.params.five_dollar_meter_share == "times-five",
+        )
+
+    def weigh(self, data: Mapping[str, JSON], meter_cents: int) -> tuple[str, int, bool]:
+        """The hand's best line at the pool's meter now (NY 5324.41(g)(8): the hand type paying
+        the most, so never below a fixed line the hand also makes; (k)(6): the meter at the
+        time of payment), its payout, and whether it comes off the meter ((k)(5)). The lines
+        are those the table sent (every line the hand makes at the linked level); a request
+        that names none is weighed on its line and the lines that line implies."""
+        line = str(data["line"])
+        lines = data.get("lines") or self.paytable.implied(line)
+        wager = int(data["wager_cents"])
+        best = self.paytable.best_of(
+            [str(n) for n in lines], wager, lambda n: self.payout_cents(n, wager, meter_cents)
+        )
+        assert best is not None, "the request's line is among its lines"
+        paid, cents = best
+        return paid, cents, self.paytable.deducted_from_meter(paid, wager, cents)
+
     def check_hit(self, data: Mapping[str, JSON]) -> None:
         """Refuse a hit request that cannot be locked (`PoolError` says why)."""
         table = str(data.get("table"))
@@ -367,6 +467,18 @@ class Pool:
         for key in ("round", "position"):
             if not isinstance(data.get(key), int) or isinstance(data.get(key), bool):
                 raise PoolError(f"{key}: must be an integer")
+        lines = data.get("lines")
+        if lines is not None and (
+            not isinstance(lines, list)
+            or not lines
+            or len(lines) > len(names)
+            or any(not isinstance(n, str) or n not in names for n in lines)
+            or line not in lines
+        ):
+            raise PoolError(
+                f"lines: {str(lines)[:80]} must be the lines of pay table {self.params.paytable} "
+                f"the hand makes, {line} among them"
+            )
         corrects = data.get("corrects")
         if corrects is not None and (
             not isinstance(corrects, str)
@@ -389,7 +501,7 @@ class Pool:
         recorded as never to be locked), then locks from the meter as it then stands; the
         table's void, when its stream brings it, finds that done."""
         table, rid, pos = str(data["table"]), int(data["round"]), int(data["position"])
-        line, wager = str(data["line"]), int(data["wager_cents"])
+        line = str(data["line"])
         effects: list[dict[str, JSON]] = []
         corrects = data.get("corrects")
         if corrects is not None:
@@ -402,12 +514,15 @@ class Pool:
         level = self.params.level
         m = self.meters
         meter_now = m.display_cents
-        cents = self.paytable.payout_cents(line, wager, meter_now)
-        house0 = m.house_funded
-        m.pay_from_meter(cents)
-        short = (m.house_funded - house0) // UNIT
-        fo, fr, fh = m.reset(level)
+        paid_line, cents, deducted = self.weigh(data, meter_now)
+        short = fo = fr = fh = 0
+        if deducted:
+            house0 = m.house_funded
+            m.pay_from_meter(cents)
+            short = (m.house_funded - house0) // UNIT
+            fo, fr, fh = m.reset(level)
         self.hits += 1
+        source = "meter" if deducted else "chip_tray"
         record: dict[str, JSON] = {
             "type": "hit_locked",
             "table": table,
@@ -416,6 +531,8 @@ class Pool:
             "position": pos,
             "line": line,
             **({} if corrects is None else {"corrects": str(corrects)}),
+            "paid_line": paid_line,
+            "from": source,
             "cents": cents,
             "order": self.hits,
             "meter_cents": meter_now,
@@ -423,11 +540,17 @@ class Pool:
             "reset_to_cents": m.display_cents,
             "reset_from": {"overflow": fo, "reserve": fr, "house": fh},
         }
-        m.record_hit({k: record[k] for k in ("table", "position", "line", "round_id", "order")})
+        if deducted:
+            m.record_hit(
+                {**{k: record[k] for k in ("table", "position", "line", "round_id", "order")},
+                 "paid_line": paid_line, "cents": cents}
+            )  # fmt: skip
         self.locked[self.hit_key(table, rid, pos, line)] = {
             "cents": cents,
             "order": self.hits,
             "meter_cents": meter_now,
+            "paid_line": paid_line,
+            "from": source,
             **({} if corrects is None else {"corrects": str(corrects)}),
         }
         return [*effects, record]

@@ -225,10 +225,11 @@ def table_config(
     url: str,
     timeout_s: float,
     link_extra: dict[str, Any] | None = None,
+    game: dict[str, Any] | None = None,
 ) -> TableConfig:
     data: dict[str, Any] = tomllib.loads(SIMULATED_TABLE.read_text())
     data["table"].update(id=table_id, asset_number=asset)
-    data["game"].update(card_reading_shoe=False, side_wager={"offered": False})
+    data["game"].update(card_reading_shoe=False, side_wager={"offered": False}, **(game or {}))
     data["journal"]["path"] = str(tmp / f"{table_id}.db")
     data["sas"]["enabled"] = False
     data["link"] = {
@@ -252,14 +253,17 @@ class LinkedTable:
         url: str,
         timeout_s: float = 2.0,  # 1 s lost confirmations on a loaded 2-core machine
         link_extra: dict[str, Any] | None = None,
+        game: dict[str, Any] | None = None,
     ) -> None:
-        self.config = table_config(tmp, table_id, asset, url, timeout_s, link_extra)
+        self.config = table_config(tmp, table_id, asset, url, timeout_s, link_extra, game)
         self.db = self.config.journal_path
         self.devices = Recorder()
-        game = self.config.game
+        rules = self.config.game
 
         def make(snapshot: Any) -> RoundMachine:
-            return RoundMachine(game) if snapshot is None else RoundMachine.restore(game, snapshot)
+            return (
+                RoundMachine(rules) if snapshot is None else RoundMachine.restore(rules, snapshot)
+            )
 
         self.owner = Owner(
             self.db, make, self.devices, draw=lambda: 3, **owner_journal_options(self.config)

@@ -160,7 +160,13 @@ def test_floor_totals_in_postgresql_equal_each_tables_report_and_the_pool(
     pg_paid = sum(int(h["cents"]) for h in hits["floor"] if h["from"] == "meter")  # type: ignore[union-attr,index]
     pool_db = tmp_path / "pool.db"
     assert pg_units == sum(e["units"] for e in effects(pool_db, "pool_contribution")) > 0
-    assert pg_paid == sum(h["cents"] for h in effects(pool_db, "hit_locked")) > 0
+    pool_paid = sum(h["cents"] for h in effects(pool_db, "hit_locked") if h["from"] == "meter")
+    assert pg_paid == pool_paid > 0
+    # issue 22: the floor's shift counts the pool's payments of the linked level (its own
+    # meter moved for none of them: it showed 0 paid while the pool paid)
+    assert floor["total"]["progressive"]["paid_by_pool_cents"] == pool_paid  # type: ignore[index]
+    (linked,) = [lvl for lvl in floor["total"]["levels"] if lvl["level"] == "progressive"]  # type: ignore[index,union-attr]
+    assert linked["paid_by_pool_cents"] == pool_paid
     assert main(["central", "report", "shift", "--pg", pg, "--json"]) == 0
     assert main(["central", "report", "meters", "--pg", pg]) == 0
     assert main(["central", "report", "hits", "--pg", pg]) == 0

@@ -174,7 +174,8 @@ def test_a_corrected_line_of_a_linked_hit_is_locked_by_the_pool_then_validated_k
     assert (pending["position"], pending["line"]) == (2, NATURAL)
     assert t.m.state == "Open_JackpotPending"
     (hit,) = t.m.snapshot()["round"]["pending"]
-    assert hit == {"position": 2, "level": "progressive", "line": NATURAL, "corrects": JACKPOT}
+    assert hit == {"position": 2, "level": "progressive", "line": NATURAL, "corrects": JACKPOT,
+                   "lines": [NATURAL, "royal-flush"]}  # fmt: skip
     refusal = t.refused(t.ev("hit_validated", position=2, supervisor="trainer"))
     assert refusal is not None and "not locked" in refusal
     late = t.ev("link_hit_locked", position=2, level="progressive", cents=500_000, order=1,

@@ -141,6 +141,12 @@ def link_state(s: Step) -> None:
     before = _playability(c.link)
     if not e.linked:
         c.link = None
+        if before is not None:  # its own level again: from its configured amounts, journaled
+            c.restart_level(
+                before[1],
+                f"unlinked from pool {before[0]}: the level starts from its configured amounts "
+                "(the pool's money stays the pool's, docs/link.md)",
+            )
     else:
         c.link = {
             "pool": e.pool,

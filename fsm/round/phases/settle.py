@@ -26,6 +26,7 @@ from fsm.round.effects import (
     HitPending,
     HitVoidedEffect,
     Outcome,
+    PaidFrom,
     Pay,
     Post,
     PostedEvent,
@@ -157,46 +158,44 @@ def pay(s: Step) -> None:
 
 
 def pay_linked(s: Step) -> None:
-    """The amount the link controller locked (which also reset the pool); the table's own
-    meter of the level is not deducted (the pool's is)."""
+    """Exactly what the link controller locked: its line (the best of the hand's lines at the
+    pool's meter, NY 5324.41(g)(8)) and amount, from the pool's meter (which the lock deducted
+    and reset) or, for a fixed amount (k)(5) keeps off the meter, from the chip tray. The
+    table's own meter of the level is never deducted (the pool's is the level's one meter)."""
     e: HitValidated = s.e
     c, r = s.c, s.c.r
     hit = r.pending[0]
     payout = int(hit["locked_cents"])
+    line = str(hit.get("locked_line") or hit["line"])
+    source: PaidFrom = "chip_tray" if hit.get("locked_from") == "chip_tray" else "meter"
     lm = c.meters[hit["level"]]
-    lm.hits += 1
-    lm.wins += 1
-    lm.paid_cents += payout
-    lm.meter_paid_cents += payout
-    lm.record_hit(
-        {
-            "table": c.config.table_id,
-            "position": e.position,
-            "level": hit["level"],
-            "line": hit["line"],
-            "amount_cents": payout,
-            "time_ms": c.now,
-            "round_id": c.round_id,
-            "supervisor": e.supervisor,
-            "pool": (c.link or {}).get("pool"),
-            "order": hit.get("lock_order"),
-        }
-    )
-    corrects = hit.get("corrects")  # a corrected line's pay names the voided line
-    c.emit(
-        Pay(
-            e.position,
-            hit["level"],
-            hit["line"],
-            payout,
-            "meter",
-            e.supervisor,
-            e.via,
-            None,
-            corrects,
+    r.outcomes[e.position] = line
+    if source == "chip_tray":
+        lm.pay_from_tray(payout)
+    else:
+        lm.hits += 1
+        lm.wins += 1
+        lm.paid_cents += payout
+        lm.meter_paid_cents += payout
+        lm.record_hit(
+            {
+                "table": c.config.table_id,
+                "position": e.position,
+                "level": hit["level"],
+                "line": line,
+                "amount_cents": payout,
+                "time_ms": c.now,
+                "round_id": c.round_id,
+                "supervisor": e.supervisor,
+                "pool": (c.link or {}).get("pool"),
+                "order": hit.get("lock_order"),
+            }
         )
+    corrects = hit.get("corrects")  # a corrected line's pay names the voided line
+    c.emit(Pay(e.position, hit["level"], line, payout, source, e.supervisor, e.via, None, corrects))
+    r.paid.append(
+        {**hit, "line": line, "cents": payout, "from": source, "supervisor": e.supervisor}
     )
-    r.paid.append({**hit, "cents": payout, "from": "meter", "supervisor": e.supervisor})
     r.pending.pop(0)
 
 
@@ -315,14 +314,26 @@ def lock_matches(s: Step) -> bool:
         return s.refuse(f"position {e.position}: the hit pending is {hit['line']}, not {e.line}")
     if "locked_cents" in hit:
         return s.refuse(f"position {e.position}: already locked at {hit['locked_cents']} cents")
+    lines = hit.get("lines") or c.config.table.implied(hit["line"])
+    if e.paid_line is not None and e.paid_line not in lines:
+        return s.refuse(
+            f"position {e.position}: the pool locked {e.paid_line}, not a line this hand makes "
+            f"({', '.join(lines)})"[:200]
+        )
     s.memo["hit"] = hit
     return True
 
 
 def lock(s: Step) -> None:
+    """The pool's decision, as locked: amount, order, the line it paid and from where."""
+    e: LinkHitLocked = s.e
     hit: dict[str, Any] = s.memo["hit"]
-    hit["locked_cents"] = s.e.cents
-    hit["lock_order"] = s.e.order
+    hit["locked_cents"] = e.cents
+    hit["lock_order"] = e.order
+    if e.paid_line is not None:
+        hit["locked_line"] = e.paid_line
+    if e.paid_from is not None:
+        hit["locked_from"] = e.paid_from
 
 
 # --- the round's completion
