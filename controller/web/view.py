@@ -191,10 +191,14 @@ class Hands:
                     seat = 0 if str(key) == "dealer" else int(key)
                     seats[seat] = [int(c) for c in cards]
             elif isinstance(raw_stacks, list):
-                if rid in self._pai_gow:
+                # the starting position's order (the layout's; with the three-card bonus the
+                # pai gow positions, farthest left first); the entered positions otherwise
+                if rid in self._order:
+                    order = self._order[rid]
+                elif rid in self._pai_gow:
                     order = three_card_order(self._pai_gow[rid])
                 else:
-                    order = self._order.get(rid, list(range(len(raw_stacks))))
+                    order = list(range(len(raw_stacks)))
                 for seat, cards in zip(order, raw_stacks, strict=False):
                     seats[seat] = [int(c) for c in cards]
         except (TypeError, ValueError):

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from fsm.configread import REQUIRED, Reader, describe, key_path, table_value
+from fsm.round.position import areas_from_right
 from fsm.rules import houseway
 from fsm.rules.houseway import DEFAULT_WAY, HouseWay
 from fsm.rules.houseway_rules import HouseWayError
@@ -232,9 +233,7 @@ class GameConfig:
         """The betting areas in the order winning wagers are paid: from the area farthest to
         the dealer's right, counter-clockwise around the table (NY 5324.41(g)(7),
         NJ 13:69F-11.9(i)); which area that is, is the layout's (``layout.dealer_right_area``)."""
-        if self.dealer_right_area == 1:
-            return (1, 2, 3, 4, 5, 6)
-        return (6, 5, 4, 3, 2, 1)
+        return tuple(areas_from_right(self.dealer_right_area))
 
     def progressive_payout(self, line: str, meter_cents: int) -> int:
         """What ``line`` pays this table's progressive wager with its level's meter at

@@ -9,9 +9,9 @@ machine library, do I/O, or let a card identity into an effect.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from fsm.round import states as S
 from fsm.round.banking import BankRotation
@@ -21,6 +21,7 @@ from fsm.round.effects import (
     Alert,
     Effect,
     Fault,
+    HitAdjustedEffect,
     HitPending,
     MeterMovement,
     MovementKind,
@@ -40,6 +41,8 @@ from fsm.round.meters import UNIT, LevelMeters
 from fsm.round.position import delivery_order, seat_for_number, three_card_number, three_card_order
 from fsm.round.rounddata import RoundData
 from fsm.rules.paytables import side_wager_win_cents
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -77,6 +80,9 @@ class Round:
     # linked level and whether the link controller is out of reach (NY 5321.18(c))
     link: dict[str, Any] | None = None
     deadline: list[Any] | None = None  # [ms, code, device(, detail)]
+    # the last completed round's wagers, outcomes and payments (a correction after payment is
+    # an adjustment of it, NY (k)(3)(ii)); None before the first round completes
+    last_round: dict[str, Any] | None = None
     now: int = 0
     effects: list[Effect] = field(default_factory=list)
 
@@ -107,6 +113,7 @@ class Round:
             "key_holder": self.key_holder,
             "floor": dict(self.floor),
             **({} if self.link is None else {"link": dict(self.link)}),
+            **({} if self.last_round is None else {"last_round": _plain(self.last_round)}),
             "meters": {n: m.to_json() for n, m in self.meters.items()},
             "config": self.config.to_mapping(),
         }
@@ -140,6 +147,8 @@ class Round:
         self.floor = {k: bool(floor.get(k, False)) for k in ("link_blocks", "refused")}
         link = snap.get("link")
         self.link = None if not isinstance(link, Mapping) else dict(link)
+        last = snap.get("last_round")
+        self.last_round = None if not isinstance(last, Mapping) else _plain(last)
         self.meters = {n: LevelMeters.from_json(dict(m)) for n, m in snap["meters"].items()}
 
     def floor_refusal(self) -> str | None:
@@ -309,14 +318,14 @@ class Round:
     def set_start(self, number: int) -> None:
         r = self.r
         r.start_number = number
-        r.start_seat = seat_for_number(number, self.bank.current)
+        r.start_seat = seat_for_number(number, self.bank.current, self.config.dealer_right_area)
         by = self.config.start_mode
         self.emit(
             StartingPosition(
                 by="dice" if by == "dice" else "rng",
                 number=number,
                 seat=r.start_seat,
-                order=tuple(delivery_order(r.start_seat)),
+                order=tuple(delivery_order(r.start_seat, self.config.dealer_right_area)),
                 bank=self.bank.current,
             )
         )
@@ -327,7 +336,7 @@ class Round:
         r = self.r
         order = self.delivery_seats()
         r.start_seat = order[0]
-        r.start_number = three_card_number(order[0])
+        r.start_number = three_card_number(order[0], self.config.dealer_right_area)
         self.emit(
             StartingPosition(
                 by="three_card",
@@ -344,8 +353,9 @@ class Round:
         every seat from the starting position, clockwise ((f)(3)(iii))."""
         r = self.r
         if self.config.three_card_bonus and r.pai_gow:
-            return three_card_order(r.pai_gow)
-        return delivery_order(r.start_seat if r.start_seat is not None else 0)
+            return three_card_order(r.pai_gow, self.config.dealer_right_area)
+        seat = r.start_seat if r.start_seat is not None else 0
+        return delivery_order(seat, self.config.dealer_right_area)
 
     def hit_order(self, areas: Iterable[int]) -> list[int]:
         """Winners in the order they are paid: from the area farthest to the dealer's right,
@@ -474,28 +484,34 @@ class Round:
              "from": "meter", "supervisor": supervisor, "house_cents": house}
         )  # fmt: skip
 
+    def hit_kind(self, area: int, line: str) -> tuple[str, int, ProgressiveLevel, bool]:
+        """How the hit ``line`` at ``area`` is paid at this moment: its best line now of its
+        candidate lines (`candidate_lines`), the payout, that line's level, and whether it is
+        deducted from the meter ((k)(5)) rather than paid from the chip tray."""
+        return self.payout_now(self.candidate_lines(area, line))
+
     def resolution(self, outcomes: Mapping[int, str | None]) -> Resolution:
-        """How every wagered area's ``outcomes`` settle in the payment order (`hit_order`): a hit
-        whose best line now is a fixed amount not deducted from the meter is paid from the chip
-        tray at once; a payout deducted from the meter goes to JackpotPending (k)(3)(iii),(k)(5),
-        where its line is decided again when it is paid (`pay_hit`). Reads the round, changes
-        nothing (`resolve` applies it)."""
-        cfg = self.config
-        wager = cfg.progressive_wager_cents
+        """How every wagered area's ``outcomes`` settle in the payment order (`hit_order`, NY
+        (g)(7), NJ 11.9(i)), whatever pays them: the hits before the first payout deducted from
+        the meter are fixed amounts paid from the chip tray at once; from the first deducted
+        payout on, every hit waits its turn (JackpotPending): a deducted one for a supervisor
+        (k)(3)(iii),(k)(5), a chip-tray one until the hits before it are paid (`advance`); each
+        line is decided again when it is paid (`pay_hit`). A chip-tray payment does not move a
+        meter, so the first deducted hit is the same now as when its turn comes. Reads the
+        round, changes nothing (`resolve` applies it)."""
         tray: list[dict[str, Any]] = []
         pending: list[dict[str, Any]] = []
         for area in self.hit_order(outcomes):
             line = outcomes[area]
             if not line:
                 continue
-            best = self.best_now(self.candidate_lines(area, line))
-            assert best is not None
-            paid_line, payout = best
-            level = cfg.level_for_line(paid_line).name
-            if cfg.table.deducted_from_meter(paid_line, wager, payout):
-                pending.append({"position": area, "level": level, "line": line})
+            paid_line, payout, level, deducted = self.hit_kind(area, line)
+            if pending or deducted:
+                pending.append({"position": area, "level": level.name, "line": line})
             else:
-                tray.append({"position": area, "level": level, "line": paid_line, "cents": payout})
+                tray.append(
+                    {"position": area, "level": level.name, "line": paid_line, "cents": payout}
+                )
         return Resolution(dict(outcomes), tray, pending)
 
     def resolve(self, res: Resolution) -> None:
@@ -512,10 +528,147 @@ class Round:
             self.emit(Pay(t["position"], t["level"], t["line"], t["cents"], "chip_tray"))
             r.outcomes[t["position"]] = t["line"]
             r.paid.append({**t, "from": "chip_tray", "house_cents": 0})
-        for p in res.pending:
-            self.emit(HitPending(p["position"], p["level"], p["line"]))
-        r.pending = list(res.pending)
+        r.pending = [dict(p) for p in res.pending]
+        for p in r.pending:
+            self.announce(p)
         r.stage = "done"
+
+    def announce(self, hit: dict[str, Any]) -> None:
+        """``hit_pending`` for a queued hit whose payout is deducted from the meter now, with
+        what it pays at the meter as it stands (the sign and the page show it); once per hit."""
+        if hit.get("announced"):
+            return
+        line, payout, _, deducted = self.hit_kind(hit["position"], hit["line"])
+        if not deducted and hit["level"] != self.linked_level():
+            return
+        hit["announced"] = True
+        if hit["level"] == self.linked_level():  # the pool's meter decides it (docs/link.md)
+            self.emit(HitPending(hit["position"], hit["level"], hit["line"]))
+            return
+        self.emit(HitPending(hit["position"], hit["level"], hit["line"], payout, line))
+
+    def advance(self) -> None:
+        """Pay the queued hits now first in the payment order that a supervisor need not
+        validate: a fixed amount not deducted from the meter, decided at the meter as it now
+        stands, paid from the chip tray; stop at the first deducted one (or one of the linked
+        level, which the link controller locks), announced (NY (g)(7), (k)(3)(iii), (k)(6))."""
+        r = self.r
+        while r.pending:
+            hit = r.pending[0]
+            if hit["level"] == self.linked_level():
+                self.announce(hit)
+                return
+            _, _, _, deducted = self.hit_kind(hit["position"], hit["line"])
+            if deducted:
+                self.announce(hit)
+                return
+            r.pending.pop(0)
+            self.pay_hit(
+                hit["position"], self.candidate_lines(hit["position"], hit["line"]), None, None
+            )
+
+    def trial(self, fn: Callable[[], T]) -> T:
+        """``fn``'s answer on the round as it is, the round then put back exactly (what a guard
+        asks of an action: "would the round still wait after this?")."""
+        data = self.r.to_json(hidden=True)
+        meters = {n: m.to_json() for n, m in self.meters.items()}
+        emitted = len(self.effects)
+        try:
+            return fn()
+        finally:
+            self.r = RoundData.from_json(data)
+            self.meters = {n: LevelMeters.from_json(dict(m)) for n, m in meters.items()}
+            del self.effects[emitted:]
+
+    def queue_hit(self, area: int, line: str | None) -> None:
+        """Put the hit ``line`` at ``area`` (none: no hit) in its place of the payment order among
+        the hits still to be paid; a hit of the linked level becomes the link controller's to lock
+        (`linked_meter_hit`)."""
+        r = self.r
+        r.pending = [p for p in r.pending if p["position"] != area]
+        if not line:
+            return
+        hit = self.linked_meter_hit(area, line)
+        if hit is None:
+            _, _, level, _ = self.hit_kind(area, line)
+            hit = {"position": area, "level": level.name, "line": line}
+        order = self.hit_order([*(p["position"] for p in r.pending), area])
+        r.pending.insert(order.index(area), hit)
+
+    def adjust(
+        self, area: int, line: str | None, supervisor: str, reason: str, via: str | None
+    ) -> None:
+        """After payment, a correction of the last completed round's line at ``area`` is an
+        adjustment (NY (k)(3)(ii)): what the right line pays now, at the meter as it stands
+        ((g)(8), (k)(6)), less what the position was paid; a positive difference is paid (from
+        the meter when the right line's payout is deducted from it (k)(5), the house funding
+        what the meter lacks, then the level reset; else from the chip tray), a negative one is
+        recorded as overpaid (no money moves)."""
+        last = self.last_round or {}
+        paid = sum(int(p["cents"]) for p in last.get("paid", []) if p["position"] == area)
+        was = (last.get("outcomes") or {}).get(str(area))
+        owed, level_name, source = 0, None, None
+        if line:
+            best, owed, level, deducted = self.hit_kind(area, line)
+            level_name = level.name
+            diff = owed - paid
+            if diff > 0:
+                source = "meter" if deducted else "chip_tray"
+                self._pay_difference(area, best, diff, level, deducted, supervisor, via, was)
+        diff = owed - paid
+        self.emit(
+            HitAdjustedEffect(
+                int(last["round_id"]), area, was, line, owed, paid, diff, supervisor, reason,
+                level_name, via,
+            )
+        )  # fmt: skip
+        if diff < 0 or source is None:
+            detail = f"round {last['round_id']} position {area}: {was} corrected to {line} by "
+            detail += f"{supervisor}: paid {paid} cents, owed {owed} cents"
+            self.emit(Alert("supervisor", "HIT_ADJUSTED", detail[:200]))
+        last.setdefault("paid", []).append(
+            {"position": area, "cents": max(diff, 0), "from": source, "adjusts": was}
+        )
+        last.setdefault("outcomes", {})[str(area)] = line
+
+    def _pay_difference(
+        self,
+        area: int,
+        line: str,
+        cents: int,
+        level: ProgressiveLevel,
+        deducted: bool,
+        supervisor: str,
+        via: str | None,
+        was: str | None,
+    ) -> None:
+        lm = self.meters[level.name]
+        win = not any(p["position"] == area for p in (self.last_round or {}).get("paid", []))
+        if not deducted:
+            lm.pay_from_tray(cents, win)
+            self.emit(Pay(area, level.name, line, cents, "chip_tray", supervisor, via, None, was))
+            return
+        before, house0 = lm.cents(), lm.house_funded
+        lm.pay_from_meter(cents, win)
+        house = (lm.house_funded - house0) // UNIT
+        self.emit_movement(
+            level.name, "payout", before, lm.cents(), lm.house_funded - house0,
+            reason=f"adjustment at position {area}: {was} corrected to {line}",
+            supervisor=supervisor,
+        )  # fmt: skip
+        before, house0 = lm.cents(), lm.house_funded
+        if any(lm.reset(level)):
+            self.emit_movement(
+                level.name, "reset", before, lm.cents(), lm.house_funded - house0,
+                reason=f"reset after the adjustment at position {area}", supervisor=supervisor,
+            )  # fmt: skip
+        lm.record_hit(
+            {"table": self.config.table_id, "position": area, "level": level.name, "line": line,
+             "amount_cents": cents, "house_cents": house, "time_ms": self.now,
+             "round_id": int((self.last_round or {}).get("round_id", self.round_id)),
+             "supervisor": supervisor}
+        )  # fmt: skip
+        self.emit(Pay(area, level.name, line, cents, "meter", supervisor, via, house, was))
 
     # --- deadlines ---------------------------------------------------------------------------
 
@@ -528,6 +681,15 @@ class Round:
         if state == S.DEALING:
             return [self.now + c.dispense_timeout_ms, "SHOE_TIMEOUT", "shoe"]
         return None
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-shaped copy (dicts and lists all the way down)."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
 
 
 __all__ = ["STACKS", "Resolution", "Round"]

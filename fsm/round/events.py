@@ -323,6 +323,32 @@ class HitVoided(EventRecord):
     line: str | None = None
 
 
+@event("hit_corrected")
+class HitCorrected(EventRecord):
+    """a supervisor corrects a position's line before it is paid, upward or downward (`line`,
+    `null`: no win): re-decided at the meter as it then stands when its turn to be paid comes
+    (NY (k)(3)(ii), (g)(8), (k)(6))"""
+
+    position: Position
+    line: Annotated[str, MAY_BE_EMPTY] | None
+    supervisor: Supervisor
+    reason: str
+    via: str | None = None
+
+
+@event("hit_adjusted")
+class HitAdjusted(EventRecord):
+    """after payment, a correction of the last completed round's line at a position is an
+    adjustment: what the right `line` pays now less what was paid (NY (k)(3)(ii))"""
+
+    round_id: Annotated[int, Between(0)]
+    position: Position
+    line: Annotated[str, MAY_BE_EMPTY] | None
+    supervisor: Supervisor
+    reason: str
+    via: str | None = None
+
+
 @event("round_completed")
 class RoundCompleted(EventRecord):
     """the round is complete (posted by the machine itself); accepted ones are what `rounds`

@@ -174,9 +174,10 @@ class LevelMeters:
         self.reversed += c.display + c.overflow + c.reserve
         self.voided_wagers += c.wagers
 
-    def pay_from_meter(self, cents: int) -> int:
+    def pay_from_meter(self, cents: int, win: bool = True) -> int:
         """Deduct a payout from the display (NY (k)(5)); returns the cents the display could not
-        cover (paid by the house, metered as house_funded)."""
+        cover (paid by the house, metered as house_funded). ``win``: a winning wager not counted
+        before (an adjustment of a wager already paid is not a second win)."""
         want = cents * UNIT
         take = min(want, self.display)
         self.display -= take
@@ -186,14 +187,14 @@ class LevelMeters:
         self.house_funded += short
         self.deducted += short
         self.hits += 1
-        self.wins += 1
+        self.wins += int(win)
         self.paid_cents += cents
         self.meter_paid_cents += cents
         return short // UNIT
 
-    def pay_from_tray(self, cents: int) -> None:
+    def pay_from_tray(self, cents: int, win: bool = True) -> None:
         """A fixed amount not deducted from the meter, paid from the chip tray (a win)."""
-        self.wins += 1
+        self.wins += int(win)
         self.paid_cents += cents
         self.tray_paid_cents += cents
 

@@ -44,7 +44,7 @@ def request_shuffle(c: Round) -> list[Effect]:
 
 
 def offer_bank(c: Round) -> list[Effect]:
-    order = c.bank.offer_order() if c.config.player_banking else []
+    order = c.bank.offer_order(c.config.dealer_right_area) if c.config.player_banking else []
     return [BankOffer(tuple(order))] if order else []
 
 
