@@ -70,6 +70,8 @@ class Round:
     bank: BankRotation = field(default_factory=BankRotation)
     fault: dict[str, Any] | None = None
     key_on: bool = False  # the supervisor key switch of the dealer panel
+    # the shaker's lid sensor said the lid is off (shakes do not count, NY (h)(8)(i), (h)(10)(i))
+    lid_lifted: bool = False
     # who turned the key on, when the input that reported it identified them (None: the key
     # alone, which names no one: panel steps are journaled as `panel-key`)
     key_holder: str | None = None
@@ -110,6 +112,7 @@ class Round:
             },
             "deadline": None if self.deadline is None else list(self.deadline),
             "supervisor_key": self.key_on,
+            **({"shaker_lid_lifted": True} if self.lid_lifted else {}),
             "key_holder": self.key_holder,
             "floor": dict(self.floor),
             **({} if self.link is None else {"link": dict(self.link)}),
@@ -141,6 +144,7 @@ class Round:
         )
         self.deadline = None if snap["deadline"] is None else list(snap["deadline"])
         self.key_on = bool(snap.get("supervisor_key", False))
+        self.lid_lifted = bool(snap.get("shaker_lid_lifted", False))
         holder = snap.get("key_holder")
         self.key_holder = None if holder is None else str(holder)
         floor = snap.get("floor") or {}

@@ -339,9 +339,10 @@ class HitCorrected(EventRecord):
 @event("hit_adjusted")
 class HitAdjusted(EventRecord):
     """after payment, a correction of the last completed round's line at a position is an
-    adjustment: what the right `line` pays now less what was paid (NY (k)(3)(ii))"""
+    adjustment: what the right `line` pays now less what was paid (NY (k)(3)(ii)); `of_round`
+    names that round"""
 
-    round_id: Annotated[int, Between(0)]
+    of_round: Annotated[int, Between(0)]
     position: Position
     line: Annotated[str, MAY_BE_EMPTY] | None
     supervisor: Supervisor

@@ -376,14 +376,14 @@ def adjustable(s: Step) -> bool:
     """After payment: a position of the last completed round, before the next round's lock-out."""
     e: HitAdjusted = s.e
     last = s.c.last_round
-    if last is None or int(last["round_id"]) != e.round_id:
+    if last is None or int(last["round_id"]) != e.of_round:
         known = "none" if last is None else str(last["round_id"])
         return s.refuse(
-            f"round_id: {e.round_id} is not the last completed round ({known}); only its hits are "
-            "adjusted, before the next round's lock-out"
+            f"of_round: {e.of_round} is not the last completed round ({known}); only its hits "
+            "are adjusted, before the next round's lock-out"
         )
     if str(e.position) not in last.get("wagers", {}):
-        return s.refuse(f"position {e.position}: no progressive wager in round {e.round_id}")
+        return s.refuse(f"position {e.position}: no progressive wager in round {e.of_round}")
     line = e.line or None
     names = s.c.config.table.line_names
     if line is not None and line not in names:
