@@ -119,7 +119,7 @@ def test_a_paid_hit_is_not_corrected_but_adjusted_k3ii() -> None:
 
 
 def test_a_jackpot_entered_as_a_flush_is_adjusted_and_paid_from_the_meter_k3ii() -> None:
-    """"flush" entered for a natural royal flush and pair is paid $3 from the tray and the round
+    """ "flush" entered for a natural royal flush and pair is paid $3 from the tray and the round
     ends; the supervisor's adjustment pays what the right line pays now (the whole meter) less
     the $3: from the meter, which is then reset."""
     t = Table()

@@ -200,11 +200,12 @@ class LevelMeters:
 
     def reset(self, level: ProgressiveLevel) -> tuple[int, int, int]:
         """Bring the display up to the reset amount after a deduction: from the overflow first,
-        then the reserve, then the house. Returns (from_overflow, from_reserve, from_house)
-        sub-units."""
-        need = level.reset_cents * UNIT - self.display
-        if need <= 0:
-            return 0, 0, 0
+        then the reserve, then the house. Then the rest of the overflow goes back to the display,
+        up to the level's limit: the overflow holds the rate of progression's money that did not
+        fit under the limit (NJ 13:69E-1.39A), and that money is the meter's which determines
+        the payouts (NY 5324.41(k)(5)), so it is shown again as soon as a hit makes room.
+        Returns (from_overflow, from_reserve, from_house) sub-units."""
+        need = max(0, level.reset_cents * UNIT - self.display)
         from_overflow = min(need, self.overflow)
         need -= from_overflow
         from_reserve = min(need, self.reserve)
@@ -213,7 +214,12 @@ class LevelMeters:
         self.reserve -= from_reserve
         self.house_funded += need
         self.display += from_overflow + from_reserve + need
-        return from_overflow, from_reserve, need
+        room = self.overflow
+        if level.limit_cents:
+            room = min(room, max(0, level.limit_cents * UNIT - self.display))
+        self.overflow -= room
+        self.display += room
+        return from_overflow + room, from_reserve, need
 
     def correct(self, meter: str, delta_cents: int) -> str | None:
         """A supervised correction of display, overflow or reserve; a reason when refused."""

@@ -1,7 +1,7 @@
 """The start phase: StartingPosition (Rng, Dice) and SideWagers. The RNG's activation by the
 dealer or the bank, the draw and its supervised void, the dice shaker (three shakes with the lid
-on, a re-shake when the lid is lifted early or by the bank), the dealer's dice total, and the 1-7 side wagers:
-recorded before the RNG is activated, settled on the displayed number before any card
+on, a re-shake when the lid is lifted early or by the bank), the dealer's dice total, and the 1-7
+side wagers: recorded before the RNG is activated, settled on the displayed number before any card
 (NY 5324.41(h)(8), (h)(10), (j); NJ 13:69F-11.8C; NJ 13:69E-1.28G).
 
 Must never draw a random number itself (the owner's CSPRNG draw arrives as ``rng_drawn``), accept
@@ -255,10 +255,16 @@ def bets_valid(s: Step) -> bool:
     if not isinstance(raw, list):
         return s.refuse("bets: must be a list of {position, number, cents}", "invalid")
     bets: list[list[int]] = []
+    bonus = s.c.config.bonus
     for i, b in enumerate(raw):
         bet = _bet(b, i)
         if isinstance(bet, str):
             return s.refuse(bet, "invalid")
+        if bonus is not None and "side-1-7" in bonus.tables:
+            try:  # the table's least wager ([bonus] min_wager_cents), checked at every bet
+                bonus.check_wager("side-1-7", bet[2])
+            except ValueError as why:
+                return s.refuse(f"bets[{i}].cents: {why}")
         bets.append(bet)
     s.memo["bets"] = bets
     return True
