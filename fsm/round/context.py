@@ -535,7 +535,21 @@ class Round:
         r.pending = [dict(p) for p in res.pending]
         for p in r.pending:
             self.announce(p)
+        self.show_amounts()
         r.stage = "done"
+
+    def show_amounts(self) -> None:
+        """Each hit still to be paid with what it pays at the meter as it stands now
+        (``pays_line``, ``pays_cents``: the sign and the page show them; paid at the meter of
+        its own moment, (k)(6)). A hit of the linked level: the link controller's locked amount
+        once locked, else none (the pool's meter decides it, docs/link.md)."""
+        for hit in self.r.pending:
+            if hit["level"] == self.linked_level():
+                locked = hit.get("locked_cents")
+                hit["pays_line"], hit["pays_cents"] = hit["line"], locked
+                continue
+            line, payout, _, _ = self.hit_kind(hit["position"], hit["line"])
+            hit["pays_line"], hit["pays_cents"] = line, payout
 
     def announce(self, hit: dict[str, Any]) -> None:
         """``hit_pending`` for a queued hit whose payout is deducted from the meter now, with
@@ -560,16 +574,17 @@ class Round:
         while r.pending:
             hit = r.pending[0]
             if hit["level"] == self.linked_level():
-                self.announce(hit)
-                return
+                break
             _, _, _, deducted = self.hit_kind(hit["position"], hit["line"])
             if deducted:
-                self.announce(hit)
-                return
+                break
             r.pending.pop(0)
             self.pay_hit(
                 hit["position"], self.candidate_lines(hit["position"], hit["line"]), None, None
             )
+        if r.pending:
+            self.announce(r.pending[0])
+        self.show_amounts()
 
     def trial(self, fn: Callable[[], T]) -> T:
         """``fn``'s answer on the round as it is, the round then put back exactly (what a guard

@@ -430,6 +430,7 @@ def lock(s: Step) -> None:
     hit: dict[str, Any] = s.memo["hit"]
     hit["locked_cents"] = s.e.cents
     hit["lock_order"] = s.e.order
+    s.c.show_amounts()
 
 
 # --- the round's completion
