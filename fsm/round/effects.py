@@ -335,7 +335,8 @@ class Pay(Effect):
 @effect("hit_voided")
 class HitVoidedEffect(Effect):
     """journal / reports: a pending hit withdrawn by a supervisor (`via` panel or console);
-    `corrected_line`: the right, lower line the supervisor named, paid next (NY (k)(3)(ii))"""
+    `corrected_line`: the right line (higher or lower) the supervisor named, paid next
+    (NY (k)(3)(ii))"""
 
     position: int
     level: str

@@ -314,7 +314,8 @@ class HitValidated(EventRecord):
 @event("hit_voided")
 class HitVoided(EventRecord):
     """a pending hit found not to be the line entered: not a winner, or (`line`) a winner of
-    the right, lower line, which is then paid (NY (k)(3)(ii))"""
+    the right line, higher or lower, which is then paid at the meter as it stands
+    (NY (k)(3)(ii))"""
 
     position: Position
     supervisor: Supervisor
