@@ -127,11 +127,10 @@ def test_a_jackpot_entered_as_a_flush_is_adjusted_and_paid_from_the_meter_k3ii()
     t.round_to_settlement(2)
     first = pays(t.outcomes({2: "flush"}))
     assert [(p["cents"], p["from"]) for p in first] == [(300, "chip_tray")]
-    t.ev("shuffle_complete", count=53)
-    assert t.state == "Open_Betting"  # the next round's betting: before its lock-out
+    assert t.state == "Open_Shuffling"  # the deck is shuffled for the next round
     meter = display(t)
     eff = t.ev(
-        "hit_adjusted", of_round=1, position=2, line=JACKPOT, supervisor=SUP, reason="misread"
+        "hit_adjusted", round_id=1, position=2, line=JACKPOT, supervisor=SUP, reason="misread"
     )
     assert rejection(eff) is None, eff
     adj = of_type(eff, "hit_adjusted")[0].to_json()
@@ -142,7 +141,7 @@ def test_a_jackpot_entered_as_a_flush_is_adjusted_and_paid_from_the_meter_k3ii()
     assert [(p["line"], p["cents"], p["from"]) for p in paid] == [(JACKPOT, meter - 300, "meter")]
     assert display(t) == 100_000  # reset after the hit
     again = t.ev(
-        "hit_adjusted", of_round=1, position=2, line=JACKPOT, supervisor=SUP, reason="twice"
+        "hit_adjusted", round_id=1, position=2, line=JACKPOT, supervisor=SUP, reason="twice"
     )
     assert "settled as" in (rejection(again) or "")
 
@@ -152,7 +151,7 @@ def test_no_win_entered_is_adjusted_to_a_flush_from_the_tray_k3ii() -> None:
     t.open()
     t.round_to_settlement(2)
     t.outcomes({2: None})
-    eff = t.ev("hit_adjusted", of_round=1, position=2, line="flush", supervisor=SUP, reason="x")
+    eff = t.ev("hit_adjusted", round_id=1, position=2, line="flush", supervisor=SUP, reason="x")
     assert [(p["cents"], p["from"]) for p in pays(eff)] == [(300, "chip_tray")]
 
 
@@ -163,7 +162,7 @@ def test_an_overpayment_is_recorded_and_moves_no_money_k3ii() -> None:
     t.outcomes({2: "royal-flush"})
     t.ev("hit_validated", position=2, supervisor=SUP)
     before = t.m.meters()["progressive"]
-    eff = t.ev("hit_adjusted", of_round=1, position=2, line="flush", supervisor=SUP, reason="x")
+    eff = t.ev("hit_adjusted", round_id=1, position=2, line="flush", supervisor=SUP, reason="x")
     adj = of_type(eff, "hit_adjusted")[0].to_json()
     assert (adj["owed_cents"], adj["paid_cents"], adj["cents"]) == (300, 10_000, -9_700)
     assert not pays(eff) and of_type(eff, "alert")
@@ -171,15 +170,18 @@ def test_an_overpayment_is_recorded_and_moves_no_money_k3ii() -> None:
 
 
 @pytest.mark.parametrize("round_id", [0, 2])
-def test_only_the_last_completed_round_is_adjusted_k3ii(round_id: int) -> None:
+def test_only_the_round_just_completed_is_adjusted_k3ii(round_id: int) -> None:
     t = Table()
     t.open()
     t.round_to_settlement(2)
     t.outcomes({2: None})
     eff = t.ev(
-        "hit_adjusted", of_round=round_id, position=2, line="flush", supervisor=SUP, reason="x"
+        "hit_adjusted", round_id=round_id, position=2, line="flush", supervisor=SUP, reason="x"
     )
-    assert "last completed round" in (rejection(eff) or "")
+    assert "the round in play is 1" in (rejection(eff) or "")
+    t.ev("shuffle_complete", count=53)  # the next round's betting: too late, its own round
+    eff = t.ev("hit_adjusted", round_id=1, position=2, line="flush", supervisor=SUP, reason="x")
+    assert rejection(eff) is not None
 
 
 # --- (g)(7): every payment in order, whatever pays it ------------------------------------------

@@ -82,9 +82,6 @@ class Round:
     # linked level and whether the link controller is out of reach (NY 5321.18(c))
     link: dict[str, Any] | None = None
     deadline: list[Any] | None = None  # [ms, code, device(, detail)]
-    # the last completed round's wagers, outcomes and payments (a correction after payment is
-    # an adjustment of it, NY (k)(3)(ii)); None before the first round completes
-    last_round: dict[str, Any] | None = None
     now: int = 0
     effects: list[Effect] = field(default_factory=list)
 
@@ -116,7 +113,6 @@ class Round:
             "key_holder": self.key_holder,
             "floor": dict(self.floor),
             **({} if self.link is None else {"link": dict(self.link)}),
-            **({} if self.last_round is None else {"last_round": _plain(self.last_round)}),
             "meters": {n: m.to_json() for n, m in self.meters.items()},
             "config": self.config.to_mapping(),
         }
@@ -151,8 +147,6 @@ class Round:
         self.floor = {k: bool(floor.get(k, False)) for k in ("link_blocks", "refused")}
         link = snap.get("link")
         self.link = None if not isinstance(link, Mapping) else dict(link)
-        last = snap.get("last_round")
-        self.last_round = None if not isinstance(last, Mapping) else _plain(last)
         self.meters = {n: LevelMeters.from_json(dict(m)) for n, m in snap["meters"].items()}
 
     def floor_refusal(self) -> str | None:
@@ -534,32 +528,34 @@ class Round:
             r.paid.append({**t, "from": "chip_tray", "house_cents": 0})
         r.pending = [dict(p) for p in res.pending]
         for p in r.pending:
+            p["unannounced"] = True
             self.announce(p)
-        self.show_amounts()
         r.stage = "done"
 
-    def show_amounts(self) -> None:
+    def amounts_shown(self) -> list[dict[str, Any]]:
         """Each hit still to be paid with what it pays at the meter as it stands now
-        (``pays_line``, ``pays_cents``: the sign and the page show them; paid at the meter of
-        its own moment, (k)(6)). A hit of the linked level: the link controller's locked amount
-        once locked, else none (the pool's meter decides it, docs/link.md)."""
+        (``pays_line``, ``pays_cents``; `RoundMachine.public_view`: the sign, the page and SAS
+        show them; it is paid at the meter of its own moment, (k)(6)). A hit of the linked level:
+        the link controller's locked amount once locked, else none (the pool's meter decides
+        it, docs/link.md)."""
+        out = []
         for hit in self.r.pending:
             if hit["level"] == self.linked_level():
-                locked = hit.get("locked_cents")
-                hit["pays_line"], hit["pays_cents"] = hit["line"], locked
+                out.append({"pays_line": hit["line"], "pays_cents": hit.get("locked_cents")})
                 continue
             line, payout, _, _ = self.hit_kind(hit["position"], hit["line"])
-            hit["pays_line"], hit["pays_cents"] = line, payout
+            out.append({"pays_line": line, "pays_cents": payout})
+        return out
 
     def announce(self, hit: dict[str, Any]) -> None:
         """``hit_pending`` for a queued hit whose payout is deducted from the meter now, with
         what it pays at the meter as it stands (the sign and the page show it); once per hit."""
-        if hit.get("announced"):
+        if not hit.get("unannounced"):
             return
         line, payout, _, deducted = self.hit_kind(hit["position"], hit["line"])
         if not deducted and hit["level"] != self.linked_level():
             return
-        hit["announced"] = True
+        del hit["unannounced"]
         if hit["level"] == self.linked_level():  # the pool's meter decides it (docs/link.md)
             self.emit(HitPending(hit["position"], hit["level"], hit["line"]))
             return
@@ -584,7 +580,6 @@ class Round:
             )
         if r.pending:
             self.announce(r.pending[0])
-        self.show_amounts()
 
     def trial(self, fn: Callable[[], T]) -> T:
         """``fn``'s answer on the round as it is, the round then put back exactly (what a guard
@@ -611,44 +606,46 @@ class Round:
         if hit is None:
             _, _, level, _ = self.hit_kind(area, line)
             hit = {"position": area, "level": level.name, "line": line}
+        hit["unannounced"] = True
         order = self.hit_order([*(p["position"] for p in r.pending), area])
         r.pending.insert(order.index(area), hit)
 
     def adjust(
         self, area: int, line: str | None, supervisor: str, reason: str, via: str | None
     ) -> None:
-        """After payment, a correction of the last completed round's line at ``area`` is an
-        adjustment (NY (k)(3)(ii)): what the right line pays now, at the meter as it stands
-        ((g)(8), (k)(6)), less what the position was paid; a positive difference is paid (from
-        the meter when the right line's payout is deducted from it (k)(5), the house funding
-        what the meter lacks, then the level reset; else from the chip tray), a negative one is
-        recorded as overpaid (no money moves)."""
-        last = self.last_round or {}
-        paid = sum(int(p["cents"]) for p in last.get("paid", []) if p["position"] == area)
-        was = (last.get("outcomes") or {}).get(str(area))
+        """After payment, a correction of the completed round's line at ``area`` (the round's
+        data is kept until the next round's betting opens) is an adjustment (NY (k)(3)(ii)): what
+        the right line pays now, at the meter as it stands ((g)(8), (k)(6)), less what the
+        position was paid; a positive difference is paid (from the meter when the right line's
+        payout is deducted from it (k)(5), the house funding what the meter lacks, then the
+        level reset; else from the chip tray), a negative one is recorded as overpaid (no money
+        moves)."""
+        r = self.r
+        paid = sum(int(p["cents"]) for p in r.paid if p["position"] == area)
+        was = r.outcomes.get(area)
         owed, level_name, source = 0, None, None
         if line:
             best, owed, level, deducted = self.hit_kind(area, line)
             level_name = level.name
-            diff = owed - paid
-            if diff > 0:
+            if owed > paid:
                 source = "meter" if deducted else "chip_tray"
-                self._pay_difference(area, best, diff, level, deducted, supervisor, via, was)
+                self._pay_difference(area, best, owed - paid, level, deducted, supervisor, via, was)
         diff = owed - paid
         self.emit(
             HitAdjustedEffect(
-                int(last["round_id"]), area, was, line, owed, paid, diff, supervisor, reason,
-                level_name, via,
+                self.round_id, area, was, line, owed, paid, diff, supervisor, reason, level_name,
+                via,
             )
         )  # fmt: skip
-        if diff < 0 or source is None:
-            detail = f"round {last['round_id']} position {area}: {was} corrected to {line} by "
+        if source is None:
+            detail = f"round {self.round_id} position {area}: {was} corrected to {line} by "
             detail += f"{supervisor}: paid {paid} cents, owed {owed} cents"
             self.emit(Alert("supervisor", "HIT_ADJUSTED", detail[:200]))
-        last.setdefault("paid", []).append(
-            {"position": area, "cents": max(diff, 0), "from": source, "adjusts": was}
-        )
-        last.setdefault("outcomes", {})[str(area)] = line
+        r.paid.append(
+            {"position": area, "level": level_name, "line": line, "cents": max(diff, 0),
+             "from": source, "supervisor": supervisor, "house_cents": 0, "adjusts": was}
+        )  # fmt: skip
+        r.outcomes[area] = line
 
     def _pay_difference(
         self,
@@ -662,7 +659,7 @@ class Round:
         was: str | None,
     ) -> None:
         lm = self.meters[level.name]
-        win = not any(p["position"] == area for p in (self.last_round or {}).get("paid", []))
+        win = not any(p["position"] == area for p in self.r.paid)
         if not deducted:
             lm.pay_from_tray(cents, win)
             self.emit(Pay(area, level.name, line, cents, "chip_tray", supervisor, via, None, was))
@@ -684,8 +681,7 @@ class Round:
         lm.record_hit(
             {"table": self.config.table_id, "position": area, "level": level.name, "line": line,
              "amount_cents": cents, "house_cents": house, "time_ms": self.now,
-             "round_id": int((self.last_round or {}).get("round_id", self.round_id)),
-             "supervisor": supervisor}
+             "round_id": self.round_id, "supervisor": supervisor}
         )  # fmt: skip
         self.emit(Pay(area, level.name, line, cents, "meter", supervisor, via, house, was))
 
@@ -700,15 +696,6 @@ class Round:
         if state == S.DEALING:
             return [self.now + c.dispense_timeout_ms, "SHOE_TIMEOUT", "shoe"]
         return None
-
-
-def _plain(value: Any) -> Any:
-    """A JSON-shaped copy (dicts and lists all the way down)."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
 
 
 __all__ = ["STACKS", "Resolution", "Round"]

@@ -339,11 +339,11 @@ class HitCorrected(EventRecord):
 
 @event("hit_adjusted")
 class HitAdjusted(EventRecord):
-    """after payment, a correction of the last completed round's line at a position is an
-    adjustment: what the right `line` pays now less what was paid (NY (k)(3)(ii)); `of_round`
-    names that round"""
+    """after payment, a correction of the line at a position of the round just completed (in
+    Shuffling, before the next round's betting) is an adjustment: what the right `line` pays
+    now less what was paid (NY (k)(3)(ii))"""
 
-    of_round: Annotated[int, Between(0)]
+    round_id: Annotated[int, Between(0)]
     position: Position
     line: Annotated[str, MAY_BE_EMPTY] | None
     supervisor: Supervisor

@@ -373,22 +373,19 @@ def correct_queued(s: Step) -> None:
 
 
 def adjustable(s: Step) -> bool:
-    """After payment: a position of the last completed round, before the next round's lock-out."""
+    """After payment: a position of the round just completed, while its data is kept (Shuffling,
+    before the next round's betting opens)."""
     e: HitAdjusted = s.e
-    last = s.c.last_round
-    if last is None or int(last["round_id"]) != e.of_round:
-        known = "none" if last is None else str(last["round_id"])
-        return s.refuse(
-            f"of_round: {e.of_round} is not the last completed round ({known}); only its hits "
-            "are adjusted, before the next round's lock-out"
-        )
-    if str(e.position) not in last.get("wagers", {}):
-        return s.refuse(f"position {e.position}: no progressive wager in round {e.of_round}")
+    c = s.c
+    if not c.round_done:  # (the machine refuses a round_id that is not c.round_id)
+        return s.refuse("no round was completed since the table opened: nothing to adjust")
+    if e.position not in c.r.wagers:
+        return s.refuse(f"position {e.position}: no progressive wager in round {e.round_id}")
     line = e.line or None
-    names = s.c.config.table.line_names
+    names = c.config.table.line_names
     if line is not None and line not in names:
         return s.refuse(f"line: not a line of the pay table; lines: {', '.join(names)}", "invalid")
-    if line == last.get("outcomes", {}).get(str(e.position)):
+    if line == c.r.outcomes.get(e.position):
         return s.refuse(f"line: position {e.position} was settled as {line or 'no win'}")
     return True
 
@@ -430,7 +427,6 @@ def lock(s: Step) -> None:
     hit: dict[str, Any] = s.memo["hit"]
     hit["locked_cents"] = s.e.cents
     hit["lock_order"] = s.e.order
-    s.c.show_amounts()
 
 
 # --- the round's completion
@@ -444,14 +440,6 @@ def deck_lasts(s: Step) -> bool:
 def complete(s: Step) -> None:
     c = s.c
     c.emit(c.summary("completed"))
-    c.last_round = {
-        "round_id": c.round_id,
-        "wagers": {str(a): cents for a, cents in c.r.wagers.items()},
-        "outcomes": {str(a): line for a, line in c.r.outcomes.items()},
-        "paid": [
-            {"position": p["position"], "cents": p["cents"], "from": p["from"]} for p in c.r.paid
-        ],
-    }
     c.bank.round_finished()
     c.rounds_since_shuffle += 1
     c.round_done = True
@@ -518,7 +506,6 @@ PHASE = Phase(
         ),
         Transition("hit_corrected", JACKPOT_PENDING, None, [correctable], before=[correct_queued]),
         Transition("hit_adjusted", SHUFFLING, None, [adjustable], before=[adjust]),
-        Transition("hit_adjusted", BETTING, None, [adjustable], before=[adjust]),
         # (step refuses a round_id that is not the round in play: "wrong_round")
         Transition(
             "round_completed", ROUND_COMPLETE, BETTING, [deck_lasts], before=[complete, next_round]
