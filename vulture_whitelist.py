@@ -35,6 +35,8 @@ pai_gow_wagers
 restored_seq
 clock_synced
 unjournaled
+pays_line
+owed_cents
 PlayComplete  # registered by @event: the machine steps it by its name
 REJECT_CAUSES  # the catalogue of rejected.cause (docs)
 effects_json

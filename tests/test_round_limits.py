@@ -54,9 +54,7 @@ def test_a_side_wager_below_the_tables_least_is_refused_at_runtime_l2() -> None:
     assert rejection(ok) is None
 
 
-def test_the_display_stops_at_the_limit_and_the_overflow_refills_it_after_a_hit_nj_39a_k5() -> (
-    None
-):
+def test_the_display_stops_at_the_limit_and_the_overflow_refills_it_nj_39a_k5() -> None:
     level = {
         "name": "progressive",
         "initial_cents": 1_000,

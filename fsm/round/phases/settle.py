@@ -139,10 +139,6 @@ def first_in_order(what: str) -> Guard:
     return first
 
 
-def last_pending(s: Step) -> bool:
-    return len(s.c.r.pending) <= 1
-
-
 def of_linked_level(s: Step) -> bool:
     return bool(s.c.r.pending[0]["level"] == s.c.linked_level())
 
