@@ -21,6 +21,8 @@ import pytest
 from round_support import SUP, Table, of_type, rejection
 
 from fsm.round.effects import Effect
+from fsm.round.events import Event
+from fsm.round.machine import RoundMachine, replay
 
 JACKPOT = "natural-royal-flush-and-pair"
 
@@ -227,3 +229,32 @@ def test_a_correction_takes_its_place_in_the_order_g7_k3ii() -> None:
     eff = t.ev("hit_corrected", position=1, line="flush", supervisor=SUP, reason="missed")
     assert [(p["position"], p["from"]) for p in pays(eff)] == [(1, "chip_tray")]
     assert t.state == "Open_JackpotPending"
+
+
+# --- one record: replay and restart give the same round (NJ 13:69E-1.39B(h)) --------------------
+
+
+def test_corrections_and_an_adjustment_replay_and_survive_a_restart_nj_39b_h() -> None:
+    """The journal's entries of a round with a queued chip-tray hit, a correction and an
+    adjustment replay to the same snapshot and meters; a machine restored from any committed
+    snapshot in between answers the rest of the events with the same effects."""
+    t = Table()
+    t.open()
+    t.round_to_settlement(1, 3, 5)
+    t.outcomes({1: "straight-flush", 3: "flush", 5: None})
+    t.ev("hit_corrected", position=5, line="straight", supervisor=SUP, reason="missed")
+    t.ev("hit_validated", position=1, supervisor=SUP)
+    t.ev("hit_adjusted", round_id=1, position=3, line=JACKPOT, supervisor=SUP, reason="misread")
+    entries = [{**e, "data": {k: v for k, v in e["data"].items() if k != "effects"}} for e in
+               t.entries]  # fmt: skip
+    snap, meters = replay(t.cfg, entries)
+    assert snap == t.m.snapshot() and meters == t.m.meters()
+    for cut in range(len(entries)):
+        m = RoundMachine(t.cfg)
+        for e in entries[:cut]:
+            m.step(Event(e["type"], e["data"]), e["ts_ms"])
+        restored = RoundMachine.restore(t.cfg, m.snapshot())
+        for e in entries[cut:]:
+            ours = m.step(Event(e["type"], e["data"]), e["ts_ms"])
+            theirs = restored.step(Event(e["type"], e["data"]), e["ts_ms"])
+            assert [x.to_json() for x in ours] == [x.to_json() for x in theirs], e["type"]
