@@ -38,6 +38,8 @@ unjournaled
 previous_key_id  # meters_carried: read by verify --previous (controller/service/carry.py) from the data
 openings  # door_changed: the SAS door meter, the page (issue 28 item 4)
 maintenance  # door_changed: who allowed play with the door open
+pays_line
+owed_cents
 PlayComplete  # registered by @event: the machine steps it by its name
 REJECT_CAUSES  # the catalogue of rejected.cause (docs)
 effects_json

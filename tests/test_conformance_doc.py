@@ -15,7 +15,7 @@ from pathlib import Path
 ROOT = Path(__file__).parents[1]
 DOC = ROOT / "docs" / "conformance.md"
 CITE = re.compile(r"`(tests/test_\w+\.py)::(test_\w+)`")
-VERDICTS = ("implemented", "dealer", "operator", "reading", "in progress")
+VERDICTS = ("implemented", "dealer", "operator", "reading", "in progress", "not supported")
 
 
 def _test_names(path: Path) -> set[str]:

@@ -376,6 +376,44 @@ def test_void_hit_with_the_corrected_line_pays_it_k3ii(rig: Rig) -> None:
     assert pay["voided_line"] == "royal-flush"
 
 
+def test_correct_hit_and_adjust_hit_from_the_console_k3ii(rig: Rig) -> None:
+    """``correct-hit POSITION LINE REASON`` before payment (upward here: the whole meter at
+    validation), ``adjust-hit ROUND POSITION LINE REASON`` after it (NY 5324.41(k)(3)(ii)), each
+    journaled in the supervisor's name with the reason."""
+    to_betting(rig)
+    for kind, data in (
+        ("chip_detected", {"position": 2}),
+        ("chip_detected", {"position": 4}),
+        ("lockout_pressed", {}),
+        ("side_wagers", {"bets": []}),
+        ("chips_confirmed", {}),
+        ("rng_activated", {}),
+        ("side_wagers_settled", {}),
+        ("dealt", {"remaining": 4}),
+        ("play_complete", {}),
+        ("progressive_outcome", {"position": 2, "line": "royal-flush"}),
+        ("progressive_outcome", {"position": 4, "line": None}),
+    ):
+        rig.post(kind, **data)
+    reply = rig.ask("correct-hit", "2", "natural-royal-flush-and-pair", "a", "pair", "too")
+    assert reply["ok"] is True, reply
+    kind, data = rig.entry(reply["seq"])
+    assert (kind, data["line"], data["reason"]) == (
+        "hit_corrected",
+        "natural-royal-flush-and-pair",
+        "a pair too",
+    )
+    fixed = next(e for e in reply["effects"] if e["type"] == "hit_corrected")
+    assert (fixed["line"], fixed["supervisor"]) == ("royal-flush", "trainer")
+    rig.ask("validate-hit", "2")
+    round_id = rig.owner.public.round_id
+    reply = rig.ask("adjust-hit", str(round_id), "4", "flush", "missed", "a", "flush")
+    assert reply["ok"] is True, reply
+    pay = next(e for e in reply["effects"] if e["type"] == "pay")
+    assert (pay["position"], pay["cents"], pay["from"]) == (4, 300, "chip_tray")
+    assert rig.ask("correct-hit", "2", "Royal!", "x")["ok"] is False
+
+
 def test_key_holder_names_the_supervisor_of_panel_validations_k3iii(rig: Rig) -> None:
     """``key-holder`` (PIN checked) with the key on: a hit validated with the panel's NEXT is
     journaled in that supervisor's name, not as ``panel-key`` (NY 5324.41(k)(3)(iii))."""

@@ -33,8 +33,10 @@ def test_limit_sends_excess_to_overflow_and_reset_uses_overflow_first() -> None:
         m.contribute(lvl, 1, 100)  # 21 cents each: 100 shown, 110 over
     assert m.cents() == (100, 110, 100)
     m.pay_from_meter(100)
-    assert m.reset(lvl) == (50 * UNIT, 0, 0)
-    assert m.cents() == (50, 60, 100) and m.balance_error() == 0
+    # reset to 50 from the overflow, then the rest of the overflow back under the limit (100):
+    # the rate of progression's money is the meter's (NJ 13:69E-1.39A, NY 5324.41(k)(5))
+    assert m.reset(lvl) == (100 * UNIT, 0, 0)
+    assert m.cents() == (100, 10, 100) and m.balance_error() == 0
 
 
 def test_payout_larger_than_meter_is_house_funded_not_negative() -> None:

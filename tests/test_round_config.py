@@ -51,6 +51,16 @@ def test_side_wager_odds_outside_5_5_to_6_rejected_j2vi(odds: str) -> None:
     assert _err({"side_wager": {"offered": True, "odds": odds}}).startswith("game.side_wager.odds")
 
 
+@pytest.mark.parametrize(("dealing", "rule"), [("manual_shoe", "(f)(1)"), ("hand", "(f)(2)")])
+def test_a_table_without_an_automated_shoe_is_refused_f1_f2(dealing: str, rule: str) -> None:
+    """NY 5324.41(f)(1)-(2): a manual shoe or a deal from the hand is not supported (the
+    controller follows the deal by the automated shoe's reports, (f)(3)): refused at load with
+    the reason, never played with checks that cannot happen."""
+    msg = _err({"dealing": dealing})
+    assert msg.startswith("game.dealing:") and rule in msg and "not supported" in msg
+    assert GameConfig.from_mapping({"dealing": "automated_shoe"}, "game") == GameConfig()
+
+
 def test_side_wager_needs_rng_j1() -> None:
     msg = _err({"start_mode": "dice", "side_wager": {"offered": True}})
     assert msg.startswith("game.side_wager.offered") and "(j)(1)" in msg

@@ -508,6 +508,7 @@ def test_lid_lifted_before_three_shakes_requires_reshake_h8i() -> None:
     t.ev("shake_detected", count=2)
     eff = t.ev("shaker_lid", lifted=True)
     assert of_type(eff, "alert")[0]["code"] == "RESHAKE_REQUIRED"
+    t.ev("shaker_lid", lifted=False)  # covered again (shakes count only with the lid on)
     for n in range(3):
         t.ev("shake_detected", count=n + 1)
     assert t.ev("shaker_lid", lifted=True) == []  # the dealer lifts it to read the dice

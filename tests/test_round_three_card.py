@@ -99,11 +99,13 @@ def test_turning_the_bonus_on_needs_the_start_mode_too_n4() -> None:
 # --- the pai gow positions the dealer enters (n)(4), (k)(1) --------------------------------
 
 
-def test_pai_gow_positions_refused_without_the_three_card_bonus() -> None:
+def test_pai_gow_positions_entered_without_the_three_card_bonus_enforce_k1() -> None:
+    """NY 5324.41(k)(1) in every mode: entered at an RNG table, the pai gow positions must hold
+    every progressive wager before the count is confirmed (tests/test_round_limits.py)."""
     t = Table()
     t.open()
-    reason = rejection(t.ev("pai_gow_wagers", positions=[1]))
-    assert reason is not None and "three_card_bonus" in reason
+    t.ev("chip_detected", position=2)
+    assert rejection(t.ev("pai_gow_wagers", positions=[1, 2])) is None
 
 
 @pytest.mark.parametrize(

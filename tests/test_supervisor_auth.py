@@ -23,6 +23,8 @@ ARGS: dict[str, list[str]] = {
     "side-wagers": ["none"],
     "validate-hit": ["1"],
     "void-hit": ["1", "reason"],
+    "correct-hit": ["1", "flush", "reason"],
+    "adjust-hit": ["1", "1", "flush", "reason"],
     "void-draw": ["reason"],
     "maintenance": ["enter"],
     "door-maintenance": ["on"],

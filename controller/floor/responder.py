@@ -127,6 +127,9 @@ class Responder:
         if hit.get("lines") is not None:  # the pool's to decide at its meter: not known yet
             return number, 0
         meter = int((snap.meters.get(level) or {}).get("display_cents", 0))
+        pays = hit.get("pays_cents")  # the round's own figure, at the meter as it stands
+        if isinstance(pays, int) and not isinstance(pays, bool):
+            return number, pays
         try:
             # what the hit is paid now: its best line at each line's level's meter (the
             # round decides it again when it is paid, NY 5324.41(g)(8), (k)(6))

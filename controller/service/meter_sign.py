@@ -2,7 +2,8 @@
 
 Responsible for showing, on the sign (``drivers.gpio.interfaces.MeterSign``), each level's
 displayed amount from ``PublicSnapshot.meters`` and, while a hit is pending or being paid
-(``state`` Open_JackpotPending, ``view.round.pending``), "WIN" and the areas on that level (NY
+(``state`` Open_JackpotPending, ``view.round.pending``), "WIN" and the areas on that level, in
+turn with what each of those hits pays (``pays_cents``, the round's own figure) (NY
 5324.41(a)(4) with 5324.2(l); PA 605a.7(1); table-rules.md: the win shown within 30 seconds). It
 runs on its own thread, woken by every publication (a contribution, a payout, a reset), and
 turns the page when there are more levels than modules. Must never read anything but the
@@ -43,16 +44,28 @@ def sign_levels(snapshot: Any) -> list[SignLevel]:
     hits."""
     meters: Mapping[str, Any] = snapshot.meters or {}
     wins: dict[str, list[int]] = {}
+    amounts: dict[str, list[int]] = {}
     if snapshot.state == JACKPOT_PENDING:
         round_view = (snapshot.view or {}).get("round") or {}
         for hit in round_view.get("pending") or ():
             level, position = hit.get("level"), hit.get("position")
             if isinstance(level, str) and isinstance(position, int):
                 wins.setdefault(level, []).append(position)
+                pays = hit.get("pays_cents")  # what it pays at the meter as it stands
+                if isinstance(pays, int) and not isinstance(pays, bool) and pays >= 0:
+                    amounts.setdefault(level, []).append(pays)
     out = []
     for name, meter in meters.items():
         cents = meter.get("display_cents", 0) if isinstance(meter, Mapping) else 0
-        out.append(SignLevel(str(name), max(0, int(cents)), tuple(wins.get(str(name), ()))))
+        key = str(name)
+        out.append(
+            SignLevel(
+                key,
+                max(0, int(cents)),
+                tuple(wins.get(key, ())),
+                tuple(amounts.get(key, ())),
+            )
+        )
     return out
 
 

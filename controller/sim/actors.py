@@ -230,7 +230,8 @@ class Director:
             return None  # refused, or released: the house banks this round
         if self._person("players") or self._person("dealer"):
             return None  # a person accepts the bank (players) or makes the offer (dealer)
-        area = self.bank_wanted(snap.round_id, rotation.offer_order())
+        right = int(((view.get("config") or {}).get("layout") or {}).get("dealer_right_area", 1))
+        area = self.bank_wanted(snap.round_id, rotation.offer_order(right))
         if area is None:
             return None
         return self._event(BankAccepted(position=area))

@@ -26,6 +26,8 @@ from fsm.round.events import (
     Event,
     EventRecord,
     FaultCleared,
+    HitAdjusted,
+    HitCorrected,
     HitValidated,
     HitVoided,
     KeyHolder,
@@ -57,7 +59,11 @@ REQUESTS: dict[str, str] = {
     "key-holder": "key-holder  (with the supervisor key on: the panel's steps are journaled in "
     "your name until the key is turned off)",
     "validate-hit": "validate-hit POSITION",
-    "void-hit": "void-hit POSITION [--line LINE] REASON  (LINE: the right, lower line, then paid)",
+    "void-hit": "void-hit POSITION [--line LINE] REASON  (LINE: the right line, then paid)",
+    "correct-hit": "correct-hit POSITION LINE|none REASON  (before it is paid: the right line, "
+    "higher or lower, decided at the meter when its turn comes)",
+    "adjust-hit": "adjust-hit ROUND POSITION LINE|none REASON  (after payment, the round just "
+    "completed: what the right line pays now less what was paid)",
     "clear-fault": "clear-fault [--void]",
     "void-draw": "void-draw REASON",
     "side-wagers": "side-wagers BETS  (POSITION:NUMBER:CENTS each, e.g. 2:5:500 4:1:100; 'none' "
@@ -202,6 +208,18 @@ def _delta_cents(text: str) -> int:
     return cents
 
 
+def _line_or_none(raw: str) -> str | None:
+    """A pay-table line as written (``none``: no win); the round checks it is the table's."""
+    line = raw.strip()
+    if line == "none":
+        return None
+    if not _LINE.match(line):
+        raise RequestError(
+            f"LINE: a pay-table line such as straight-flush, or none, got {short(line)}"
+        )
+    return line
+
+
 def build_event(name: str, args: Sequence[str], supervisor: str, via: str = "console") -> Event:
     """The round's event for request ``name`` with ``args`` taken by ``supervisor`` through
     ``via`` (``console``, ``web``). `RequestError` names a bad argument. Pure: the CLI checks its
@@ -247,6 +265,24 @@ def _request_record(name: str, args: Sequence[str], who: dict[str, str]) -> Even
             rest = rest[2:]
         reason = _text(" ".join(rest), "REASON")
         return HitVoided(**who, position=position, reason=reason, line=line)
+    if name == "correct-hit":
+        count_args(name, args, 3)
+        position = _position(args[0], "POSITION")
+        line = _line_or_none(args[1])
+        return HitCorrected(
+            **who, position=position, line=line, reason=_text(" ".join(args[2:]), "REASON")
+        )
+    if name == "adjust-hit":
+        count_args(name, args, 4)
+        if not args[0].isdigit() or len(args[0]) > 9:
+            raise RequestError(f"ROUND: the round's number, got {short(args[0])}")
+        return HitAdjusted(
+            **who,
+            round_id=int(args[0]),
+            position=_position(args[1], "POSITION"),
+            line=_line_or_none(args[2]),
+            reason=_text(" ".join(args[3:]), "REASON"),
+        )
     if name == "clear-fault":
         count_args(name, args, 0, 1)
         if args and args[0] != "--void":

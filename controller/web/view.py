@@ -191,10 +191,14 @@ class Hands:
                     seat = 0 if str(key) == "dealer" else int(key)
                     seats[seat] = [int(c) for c in cards]
             elif isinstance(raw_stacks, list):
-                if rid in self._pai_gow:
+                # the starting position's order (the layout's; with the three-card bonus the
+                # pai gow positions, farthest left first); the entered positions otherwise
+                if rid in self._order:
+                    order = self._order[rid]
+                elif rid in self._pai_gow:
                     order = three_card_order(self._pai_gow[rid])
                 else:
-                    order = self._order.get(rid, list(range(len(raw_stacks))))
+                    order = list(range(len(raw_stacks)))
                 for seat, cards in zip(order, raw_stacks, strict=False):
                     seats[seat] = [int(c) for c in cards]
         except (TypeError, ValueError):
@@ -381,13 +385,18 @@ def frame(
     }
     for p in out["pending"]:
         if isinstance(p, dict):
-            p["words"] = f"area {p.get('position')}: {line_words(p.get('line'))}"
             if "locked_cents" in p:  # a linked hit: what the pool locked is what is paid
                 where = "the chip tray" if p.get("locked_from") == "chip_tray" else "the meter"
                 paid = line_words(p.get("locked_line") or p.get("line"))
-                p["words"] += f"; the pool locked {paid}, {money(p['locked_cents'])} from {where}"
-            elif p.get("lines") is not None:
-                p["words"] += "; waiting for the pool's lock at its meter"
+                p["hit_words"] = (
+                    f"{line_words(p.get('line'))}; the pool locked {paid}, "
+                    f"{money(p['locked_cents'])} from {where}"
+                )
+            elif p.get("lines") is not None:  # a linked hit: the pool decides at its meter
+                p["hit_words"] = f"{line_words(p.get('line'))}; waiting for the pool's lock"
+            else:
+                p["hit_words"] = hit_words(p)  # the line and what it pays now
+            p["words"] = f"area {p.get('position')}: {p['hit_words']}"
     if extra:
         out.update(extra)
     return out
@@ -425,6 +434,8 @@ EVENT_WORDS: dict[str, str] = {
     "progressive_outcome": "outcome entered",
     "hit_validated": "hit validated",
     "hit_voided": "hit voided",
+    "hit_corrected": "hit's line corrected",
+    "hit_adjusted": "paid hit adjusted",
     "round_completed": "round complete",
     "fault_raised": "fault",
     "fault_cleared": "fault cleared",
@@ -491,6 +502,17 @@ _STATE = re.compile(r"\bOpen_[A-Za-z_]+\b")
 def line_words(line: object) -> str:
     """A pay-table line as people say it (``royal-flush`` -> ``royal flush``)."""
     return str(line or "").replace("-", " ").replace("_", " ")
+
+
+def hit_words(hit: Mapping[str, Any]) -> str:
+    """A hit still to be paid as people say it: its line and what it pays at the meter as it
+    stands (the round's own ``pays_line`` / ``pays_cents``; paid at the meter of its moment)."""
+    said = line_words(hit.get("line"))
+    pays, best = hit.get("pays_cents"), hit.get("pays_line")
+    if isinstance(pays, int) and not isinstance(pays, bool):
+        better = f" as {line_words(best)}" if best and best != hit.get("line") else ""
+        said += f", pays {money(pays)}{better} now"
+    return said
 
 
 def money(cents: object) -> str:
@@ -606,9 +628,10 @@ def effect_words(effect: Mapping[str, Any]) -> str | None:
             f"({line_words(effect.get('line'))})"
         )
     if kind == "hit_pending":
+        pays = {"pays_cents": effect.get("cents"), "pays_line": effect.get("pays_line")}
         return (
-            f"hit at area {effect.get('position')}: {line_words(effect.get('line'))}, "
-            "a supervisor validates it"
+            f"hit at area {effect.get('position')}: "
+            f"{hit_words({'line': effect.get('line'), **pays})}, a supervisor validates it"
         )
     if kind == "fault":
         detail = _WIRE.sub("", reason_words(str(effect.get("detail") or "")))
@@ -730,7 +753,7 @@ def next_step(state: str, rnd: Mapping[str, Any], config: Mapping[str, Any]) -> 
         if pending:
             p = pending[0]
             return (
-                f"Jackpot at area {p.get('position')} ({line_words(p.get('line'))}): "
+                f"Jackpot at area {p.get('position')} ({hit_words(p)}): "
                 "call a supervisor to check the hand and validate it."
             )
         return "Call a supervisor to validate the hit."
@@ -755,7 +778,7 @@ def panel_hints(state: str, rnd: Mapping[str, Any], view: Mapping[str, Any]) -> 
     elif state == "Open_JackpotPending" and pending:
         p = pending[0]
         nxt = (
-            f"validates the hit at area {p.get('position')} ({line_words(p.get('line'))}): "
+            f"validates the hit at area {p.get('position')} ({hit_words(p)}): "
             "it is paid now from the meter",
             True,
             True,

@@ -1,4 +1,5 @@
-"""What the progressive meter sign shows: each level's amount, or "WIN" and the winning areas.
+"""What the progressive meter sign shows: each level's amount, or "WIN", the winning areas and
+what each hit pays.
 
 Responsible for the sign's text and its seven-segment font (NY 5324.41(a)(4) with 5324.2(l): the
 progressive meter is shown to the players; PA 605a.7(1)); the devices that show it are
@@ -12,7 +13,8 @@ seven-segment digit cannot draw a W) and ``.`` (the decimal point of the digit b
 Amounts are dollars and cents, right-aligned (``"  1000.00"``: eight digits); from $1,000,000
 whole dollars (``" 1234567"``); beyond eight digits of dollars, dashes. A level with a hit
 pending or being paid shows ``"WIN"`` and the areas (``"WIN   3"``; two hits on one level:
-``"WIN  3.5"``).
+``"WIN  3.5"``), turn about with the amount each of those hits pays (``"  100.00"`` for a $100
+royal flush, the meter's amount for a share of it), one per page (the reader turns the page).
 
 The font, drawn three rows high as :func:`draw` draws it (tests compare these drawings)::
 
@@ -83,6 +85,8 @@ class SignLevel:
     name: str
     display_cents: int
     wins: tuple[int, ...] = ()
+    # what each hit of ``wins`` pays (in the same order; an unknown amount is left out)
+    win_cents: tuple[int, ...] = ()
 
 
 def amount_text(cents: int) -> str:
@@ -107,8 +111,13 @@ def win_text(areas: Sequence[int]) -> str:
     return "WIN" + tail.rjust(free + tail.count("."))
 
 
-def level_text(level: SignLevel) -> str:
-    return win_text(level.wins) if level.wins else amount_text(level.display_cents)
+def level_text(level: SignLevel, page: int = 0) -> str:
+    """A level's text on ``page``: its amount; with a win, "WIN" and the areas, then in turn
+    what each of those hits pays (NY 5324.41(a)(4): the players see the win and its amount)."""
+    if not level.wins:
+        return amount_text(level.display_cents)
+    turns = [win_text(level.wins), *(amount_text(c) for c in level.win_cents)]
+    return turns[page % len(turns)]
 
 
 def sign_texts(levels: Sequence[SignLevel], modules: int, page: int = 0) -> tuple[str, ...]:
@@ -121,7 +130,7 @@ def sign_texts(levels: Sequence[SignLevel], modules: int, page: int = 0) -> tupl
     pages = max(1, -(-len(ordered) // modules))
     start = (page % pages) * modules
     shown = list(ordered[start : start + modules])
-    texts = [level_text(lv) for lv in shown]
+    texts = [level_text(lv, page) for lv in shown]
     return tuple(texts + [" " * DIGITS_PER_MODULE] * (modules - len(texts)))
 
 

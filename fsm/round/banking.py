@@ -4,10 +4,11 @@ Rules kept here:
 - (h)(2) no player banks at the start of the game, the first round after the shuffle that starts
   a game (``GameConfig.bank_start_of_game``: "table_open" = the first round after the table opens
   or a round is voided and the deck replaced; "every_shuffle" = the first round after any shuffle);
-- (h)(3) the offer starts with the player farthest to the dealer's right (betting area 1) and goes
-  counterclockwise (1, 2, ... 6); the first seat offered moves one seat counterclockwise every
+- (h)(3) the offer starts with the player farthest to the dealer's right (betting area 1 on the
+  usual layout, area 6 when the layout numbers from the dealer's left) and goes counterclockwise
+  (1, 2, ... 6, or 6, 5, ... 1); the first seat offered moves one seat counterclockwise every
   round until it returns to the dealer (a round where the house banks and no offer is made), then
-  starts again at area 1; no player banks two consecutive rounds.
+  starts again at the dealer's right; no player banks two consecutive rounds.
 - The bank's seat counts as number 1 for the starting position (fsm/round/position.py).
 (h)(4) (the bank wagered against the dealer in the last house-banked round and can cover every
 wager) is the dealer's check: the machine does not see main-game wagers.
@@ -20,6 +21,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from fsm.round.position import areas_from_right
+
 AREAS = 6
 
 
@@ -27,16 +30,19 @@ AREAS = 6
 class BankRotation:
     """The bank's state across rounds (JSON via to_json/from_json)."""
 
-    offer_start: int = 1  # 1..6 = first area offered this round; 0 = the dealer's turn (no offer)
+    offer_start: int = 1  # 1..6 = first offered, counted from the dealer's right; 0 = no offer
     last_bank: int | None = None  # the area that banked the previous round
     current: int | None = None  # the area banking the current round
     start_of_game: bool = True  # the current round is the start of the game (h)(2)
 
-    def offer_order(self) -> list[int]:
-        """Areas to offer the bank to this round, in order (empty: no offer this round)."""
+    def offer_order(self, right: int = 1) -> list[int]:
+        """Areas to offer the bank to this round, in order (empty: no offer this round).
+        ``offer_start`` counts the areas from the dealer's right (1 = the area at the dealer's
+        right, which the layout names: ``right``, ``game.layout.dealer_right_area``)."""
         if self.start_of_game or self.offer_start == 0:
             return []
-        order = [(self.offer_start - 1 + i) % AREAS + 1 for i in range(AREAS)]
+        areas = areas_from_right(right)
+        order = [areas[(self.offer_start - 1 + i) % AREAS] for i in range(AREAS)]
         return [a for a in order if a != self.last_bank]
 
     def refusal(self, area: int) -> str | None:
@@ -53,7 +59,7 @@ class BankRotation:
 
     def new_game(self) -> None:
         """A shuffle that starts the game (the table opened, or a voided round's deck was
-        replaced, (h)(2)): no bank this round, the offer starts again at area 1."""
+        replaced, (h)(2)): no bank this round, the offer starts again at the dealer's right."""
         self.start_of_game = True
         self.offer_start = 1
         self.last_bank = None

@@ -21,6 +21,7 @@ from fractions import Fraction
 from typing import Any
 
 from fsm.configread import REQUIRED, Reader, describe, key_path, table_value
+from fsm.round.position import areas_from_right
 from fsm.rules import houseway
 from fsm.rules.houseway import DEFAULT_WAY, HouseWay
 from fsm.rules.houseway_rules import HouseWayError
@@ -51,6 +52,15 @@ DEALER_RIGHT_AREAS = (1, 6)
 # game.five_dollar_ruling.
 FIVE_DOLLAR_READINGS = ("times-five", "share-not-multiplied")
 BANK_START_RULES = ("table_open", "every_shuffle")
+# NY 5324.41(f): the three dealing procedures. Only the automated shoe (f)(3) is supported: the
+# controller's counts and checks (the stacks dispensed, the four cards left, the shoe's deadline)
+# are the shoe's reports; a manual shoe (f)(1) or the dealer's hand (f)(2) would need the dealer
+# to report every stack, which no input of the table does.
+DEALING = ("automated_shoe",)
+NOT_SUPPORTED_DEALING = {
+    "manual_shoe": "(f)(1)",
+    "hand": "(f)(2)",
+}
 
 
 @dataclass(frozen=True)
@@ -216,6 +226,7 @@ class GameConfig:
             "five_dollar_meter_share",
             "five_dollar_ruling",
             "bonus",
+            "dealing",
         }
     )
 
@@ -232,9 +243,7 @@ class GameConfig:
         """The betting areas in the order winning wagers are paid: from the area farthest to
         the dealer's right, counter-clockwise around the table (NY 5324.41(g)(7),
         NJ 13:69F-11.9(i)); which area that is, is the layout's (``layout.dealer_right_area``)."""
-        if self.dealer_right_area == 1:
-            return (1, 2, 3, 4, 5, 6)
-        return (6, 5, 4, 3, 2, 1)
+        return tuple(areas_from_right(self.dealer_right_area))
 
     def progressive_payout(self, line: str, meter_cents: int) -> int:
         """What ``line`` pays this table's progressive wager with its level's meter at
@@ -293,6 +302,7 @@ class GameConfig:
                 "5324.41(b), (n)(8)); a second round from one shuffle would deal collected cards "
                 "unshuffled and uncounted",
             )
+        _dealing(game)
         timeouts = _timeouts(game, cls)
         right = _dealer_right_area(game)
         five, ruling = _five_dollar(game)
@@ -637,6 +647,25 @@ def _timeouts(game: Reader, defaults: type[GameConfig]) -> dict[str, int]:
         if v < 1:
             raise game.error(k, "must be at least 1 ms")
     return timeouts
+
+
+def _dealing(game: Reader) -> None:
+    """How the cards are dealt (NY 5324.41(f)): only from an automated dealing shoe (f)(3)."""
+    dealing = game.string("dealing", DEALING[0])
+    if dealing in NOT_SUPPORTED_DEALING:
+        raise game.error(
+            "dealing",
+            f"{dealing!r} (NY 5324.41{NOT_SUPPORTED_DEALING[dealing]}) is not supported: this "
+            "controller follows the deal through an automated dealing shoe's reports (the "
+            "stacks dispensed, the four cards left, (f)(3)); with a manual shoe or a deal from "
+            "the hand it could count and check nothing. Use 'automated_shoe'",
+        )
+    if dealing not in DEALING:
+        raise game.error(
+            "dealing",
+            f"must be 'automated_shoe' ('manual_shoe' and 'hand' are not supported), got "
+            f"{describe(dealing)}",
+        )
 
 
 def _dealer_right_area(game: Reader) -> int:

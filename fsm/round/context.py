@@ -9,9 +9,9 @@ machine library, do I/O, or let a card identity into an effect.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from fsm.round import states as S
 from fsm.round.banking import BankRotation
@@ -21,6 +21,7 @@ from fsm.round.effects import (
     Alert,
     Effect,
     Fault,
+    HitAdjustedEffect,
     HitPending,
     MeterMovement,
     MovementKind,
@@ -40,6 +41,8 @@ from fsm.round.meters import UNIT, LevelMeters
 from fsm.round.position import delivery_order, seat_for_number, three_card_number, three_card_order
 from fsm.round.rounddata import RoundData
 from fsm.rules.paytables import side_wager_win_cents
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,8 @@ class Round:
     bank: BankRotation = field(default_factory=BankRotation)
     fault: dict[str, Any] | None = None
     key_on: bool = False  # the supervisor key switch of the dealer panel
+    # the shaker's lid sensor said the lid is off (shakes do not count, NY (h)(8)(i), (h)(10)(i))
+    lid_lifted: bool = False
     # who turned the key on, when the input that reported it identified them (None: the key
     # alone, which names no one: panel steps are journaled as `panel-key`)
     key_holder: str | None = None
@@ -108,6 +113,7 @@ class Round:
             },
             "deadline": None if self.deadline is None else list(self.deadline),
             "supervisor_key": self.key_on,
+            **({"shaker_lid_lifted": True} if self.lid_lifted else {}),
             "key_holder": self.key_holder,
             "floor": dict(self.floor),
             **({} if self.link is None else {"link": dict(self.link)}),
@@ -139,6 +145,7 @@ class Round:
         )
         self.deadline = None if snap["deadline"] is None else list(snap["deadline"])
         self.key_on = bool(snap.get("supervisor_key", False))
+        self.lid_lifted = bool(snap.get("shaker_lid_lifted", False))
         holder = snap.get("key_holder")
         self.key_holder = None if holder is None else str(holder)
         floor = snap.get("floor") or {}
@@ -339,14 +346,14 @@ class Round:
     def set_start(self, number: int) -> None:
         r = self.r
         r.start_number = number
-        r.start_seat = seat_for_number(number, self.bank.current)
+        r.start_seat = seat_for_number(number, self.bank.current, self.config.dealer_right_area)
         by = self.config.start_mode
         self.emit(
             StartingPosition(
                 by="dice" if by == "dice" else "rng",
                 number=number,
                 seat=r.start_seat,
-                order=tuple(delivery_order(r.start_seat)),
+                order=tuple(delivery_order(r.start_seat, self.config.dealer_right_area)),
                 bank=self.bank.current,
             )
         )
@@ -357,7 +364,7 @@ class Round:
         r = self.r
         order = self.delivery_seats()
         r.start_seat = order[0]
-        r.start_number = three_card_number(order[0])
+        r.start_number = three_card_number(order[0], self.config.dealer_right_area)
         self.emit(
             StartingPosition(
                 by="three_card",
@@ -374,8 +381,9 @@ class Round:
         every seat from the starting position, clockwise ((f)(3)(iii))."""
         r = self.r
         if self.config.three_card_bonus and r.pai_gow:
-            return three_card_order(r.pai_gow)
-        return delivery_order(r.start_seat if r.start_seat is not None else 0)
+            return three_card_order(r.pai_gow, self.config.dealer_right_area)
+        seat = r.start_seat if r.start_seat is not None else 0
+        return delivery_order(seat, self.config.dealer_right_area)
 
     def hit_order(self, areas: Iterable[int]) -> list[int]:
         """Winners in the order they are paid: from the area farthest to the dealer's right,
@@ -521,33 +529,38 @@ class Round:
              "from": "meter", "supervisor": supervisor, "house_cents": house}
         )  # fmt: skip
 
+    def hit_kind(self, area: int, line: str) -> tuple[str, int, ProgressiveLevel, bool]:
+        """How the hit ``line`` at ``area`` is paid at this moment: its best line now of its
+        candidate lines (`candidate_lines`), the payout, that line's level, and whether it is
+        deducted from the meter ((k)(5)) rather than paid from the chip tray."""
+        return self.payout_now(self.candidate_lines(area, line))
+
     def resolution(self, outcomes: Mapping[int, str | None]) -> Resolution:
-        """How every wagered area's ``outcomes`` settle in the payment order (`hit_order`): a hit
-        whose best line now is a fixed amount not deducted from the meter is paid from the chip
-        tray at once; a payout deducted from the meter goes to JackpotPending (k)(3)(iii),(k)(5),
-        where its line is decided again when it is paid (`pay_hit`). Reads the round, changes
-        nothing (`resolve` applies it)."""
-        cfg = self.config
-        wager = cfg.progressive_wager_cents
+        """How every wagered area's ``outcomes`` settle in the payment order (`hit_order`, NY
+        (g)(7), NJ 11.9(i)), whatever pays them: the hits before the first payout deducted from
+        the meter are fixed amounts paid from the chip tray at once; from the first deducted
+        payout on, every hit waits its turn (JackpotPending): a deducted one for a supervisor
+        (k)(3)(iii),(k)(5), a chip-tray one until the hits before it are paid (`advance`); each
+        line is decided again when it is paid (`pay_hit`). A chip-tray payment does not move a
+        meter, so the first deducted hit is the same now as when its turn comes. Reads the
+        round, changes nothing (`resolve` applies it)."""
         tray: list[dict[str, Any]] = []
         pending: list[dict[str, Any]] = []
         for area in self.hit_order(outcomes):
             line = outcomes[area]
             if not line:
                 continue
-            candidates = self.candidate_lines(area, line)
-            pooled = self.pool_hit(area, line, candidates)
+            pooled = self.pool_hit(area, line, self.candidate_lines(area, line))
             if pooled is not None:  # the pool decides it at its meter when it locks
                 pending.append(pooled)
                 continue
-            best = self.best_now(candidates)
-            assert best is not None
-            paid_line, payout = best
-            level = cfg.level_for_line(paid_line).name
-            if cfg.table.deducted_from_meter(paid_line, wager, payout):
-                pending.append({"position": area, "level": level, "line": line})
+            paid_line, payout, level, deducted = self.hit_kind(area, line)
+            if pending or deducted:
+                pending.append({"position": area, "level": level.name, "line": line})
             else:
-                tray.append({"position": area, "level": level, "line": paid_line, "cents": payout})
+                tray.append(
+                    {"position": area, "level": level.name, "line": paid_line, "cents": payout}
+                )
         return Resolution(dict(outcomes), tray, pending)
 
     def resolve(self, res: Resolution) -> None:
@@ -564,9 +577,10 @@ class Round:
             self.emit(Pay(t["position"], t["level"], t["line"], t["cents"], "chip_tray"))
             r.outcomes[t["position"]] = t["line"]
             r.paid.append({**t, "from": "chip_tray", "house_cents": 0})
-        for p in res.pending:
-            self.emit(HitPending(p["position"], p["level"], p["line"]))
-        r.pending = list(res.pending)
+        r.pending = [dict(p) for p in res.pending]
+        for p in r.pending:
+            p["unannounced"] = True
+            self.announce(p)
         r.stage = "done"
 
     def restart_level(self, name: str, reason: str) -> None:
@@ -587,6 +601,159 @@ class Round:
             m.corrections += delta
             m.correction_count += 1
             self.emit_movement(name, "correction", before, m.cents(), 0, reason=reason, meter=meter)
+
+    def amounts_shown(self) -> list[dict[str, Any]]:
+        """Each hit still to be paid with what it pays at the meter as it stands now
+        (``pays_line``, ``pays_cents``; `RoundMachine.public_view`: the sign, the page and SAS
+        show them; it is paid at the meter of its own moment, (k)(6)). A hit of the linked level:
+        the link controller's locked amount once locked, else none (the pool's meter decides
+        it, docs/link.md)."""
+        out = []
+        for hit in self.r.pending:
+            if hit["level"] == self.linked_level():
+                out.append({"pays_line": hit["line"], "pays_cents": hit.get("locked_cents")})
+                continue
+            line, payout, _, _ = self.hit_kind(hit["position"], hit["line"])
+            out.append({"pays_line": line, "pays_cents": payout})
+        return out
+
+    def announce(self, hit: dict[str, Any]) -> None:
+        """``hit_pending`` for a queued hit whose payout is deducted from the meter now, with
+        what it pays at the meter as it stands (the sign and the page show it); once per hit."""
+        if not hit.get("unannounced"):
+            return
+        line, payout, _, deducted = self.hit_kind(hit["position"], hit["line"])
+        if not deducted and hit["level"] != self.linked_level():
+            return
+        del hit["unannounced"]
+        if hit["level"] == self.linked_level():  # the pool's meter decides it (docs/link.md)
+            self.emit(HitPending(hit["position"], hit["level"], hit["line"]))
+            return
+        self.emit(HitPending(hit["position"], hit["level"], hit["line"], payout, line))
+
+    def advance(self) -> None:
+        """Pay the queued hits now first in the payment order that a supervisor need not
+        validate: a fixed amount not deducted from the meter, decided at the meter as it now
+        stands, paid from the chip tray; stop at the first deducted one (or one of the linked
+        level, which the link controller locks), announced (NY (g)(7), (k)(3)(iii), (k)(6))."""
+        r = self.r
+        while r.pending:
+            hit = r.pending[0]
+            if hit["level"] == self.linked_level():
+                break
+            _, _, _, deducted = self.hit_kind(hit["position"], hit["line"])
+            if deducted:
+                break
+            r.pending.pop(0)
+            self.pay_hit(
+                hit["position"], self.candidate_lines(hit["position"], hit["line"]), None, None
+            )
+        if r.pending:
+            self.announce(r.pending[0])
+
+    def trial(self, fn: Callable[[], T]) -> T:
+        """``fn``'s answer on the round as it is, the round then put back exactly (what a guard
+        asks of an action: "would the round still wait after this?")."""
+        data = self.r.to_json(hidden=True)
+        meters = {n: m.to_json() for n, m in self.meters.items()}
+        emitted = len(self.effects)
+        try:
+            return fn()
+        finally:
+            self.r = RoundData.from_json(data)
+            self.meters = {n: LevelMeters.from_json(dict(m)) for n, m in meters.items()}
+            del self.effects[emitted:]
+
+    def queue_hit(self, area: int, line: str | None) -> None:
+        """Put the hit ``line`` at ``area`` (none: no hit) in its place of the payment order among
+        the hits still to be paid; a hit of the linked level becomes the link controller's to lock
+        (`linked_meter_hit`)."""
+        r = self.r
+        r.pending = [p for p in r.pending if p["position"] != area]
+        if not line:
+            return
+        hit = self.linked_meter_hit(area, line)
+        if hit is None:
+            _, _, level, _ = self.hit_kind(area, line)
+            hit = {"position": area, "level": level.name, "line": line}
+        hit["unannounced"] = True
+        order = self.hit_order([*(p["position"] for p in r.pending), area])
+        r.pending.insert(order.index(area), hit)
+
+    def adjust(
+        self, area: int, line: str | None, supervisor: str, reason: str, via: str | None
+    ) -> None:
+        """After payment, a correction of the completed round's line at ``area`` (the round's
+        data is kept until the next round's betting opens) is an adjustment (NY (k)(3)(ii)): what
+        the right line pays now, at the meter as it stands ((g)(8), (k)(6)), less what the
+        position was paid; a positive difference is paid (from the meter when the right line's
+        payout is deducted from it (k)(5), the house funding what the meter lacks, then the
+        level reset; else from the chip tray), a negative one is recorded as overpaid (no money
+        moves)."""
+        r = self.r
+        paid = sum(int(p["cents"]) for p in r.paid if p["position"] == area)
+        was = r.outcomes.get(area)
+        owed, level_name, source = 0, None, None
+        if line:
+            best, owed, level, deducted = self.hit_kind(area, line)
+            level_name = level.name
+            if owed > paid:
+                source = "meter" if deducted else "chip_tray"
+                self._pay_difference(area, best, owed - paid, level, deducted, supervisor, via, was)
+        diff = owed - paid
+        self.emit(
+            HitAdjustedEffect(
+                self.round_id, area, was, line, owed, paid, diff, supervisor, reason, level_name,
+                via,
+            )
+        )  # fmt: skip
+        if source is None:
+            detail = f"round {self.round_id} position {area}: {was} corrected to {line} by "
+            detail += f"{supervisor}: paid {paid} cents, owed {owed} cents"
+            self.emit(Alert("supervisor", "HIT_ADJUSTED", detail[:200]))
+        r.paid.append(
+            {"position": area, "level": level_name, "line": line, "cents": max(diff, 0),
+             "from": source, "supervisor": supervisor, "house_cents": 0, "adjusts": was}
+        )  # fmt: skip
+        r.outcomes[area] = line
+
+    def _pay_difference(
+        self,
+        area: int,
+        line: str,
+        cents: int,
+        level: ProgressiveLevel,
+        deducted: bool,
+        supervisor: str,
+        via: str | None,
+        was: str | None,
+    ) -> None:
+        lm = self.meters[level.name]
+        win = not any(p["position"] == area for p in self.r.paid)
+        if not deducted:
+            lm.pay_from_tray(cents, win)
+            self.emit(Pay(area, level.name, line, cents, "chip_tray", supervisor, via, None, was))
+            return
+        before, house0 = lm.cents(), lm.house_funded
+        lm.pay_from_meter(cents, win)
+        house = (lm.house_funded - house0) // UNIT
+        self.emit_movement(
+            level.name, "payout", before, lm.cents(), lm.house_funded - house0,
+            reason=f"adjustment at position {area}: {was} corrected to {line}",
+            supervisor=supervisor,
+        )  # fmt: skip
+        before, house0 = lm.cents(), lm.house_funded
+        if any(lm.reset(level)):
+            self.emit_movement(
+                level.name, "reset", before, lm.cents(), lm.house_funded - house0,
+                reason=f"reset after the adjustment at position {area}", supervisor=supervisor,
+            )  # fmt: skip
+        lm.record_hit(
+            {"table": self.config.table_id, "position": area, "level": level.name, "line": line,
+             "amount_cents": cents, "house_cents": house, "time_ms": self.now,
+             "round_id": self.round_id, "supervisor": supervisor}
+        )  # fmt: skip
+        self.emit(Pay(area, level.name, line, cents, "meter", supervisor, via, house, was))
 
     # --- deadlines ---------------------------------------------------------------------------
 

@@ -316,11 +316,15 @@ class SideWagerRefund(Effect):
 
 @effect("hit_pending")
 class HitPending(Effect):
-    """supervisor: a payout deducted from the meter awaits validation (NY (k)(3)(iii))"""
+    """supervisor: a payout deducted from the meter awaits validation (NY (k)(3)(iii)); `cents`
+    what it pays at the meter as it stands now for its best line `pays_line` (shown on the sign
+    and the page; the amount paid is decided again at the meter of the time of payment, (k)(6))"""
 
     position: int
     level: str
     line: str
+    cents: Annotated[int | None, Omit] = None
+    pays_line: Annotated[str | None, Omit] = None
 
 
 @effect("pay")
@@ -346,7 +350,8 @@ class Pay(Effect):
 @effect("hit_voided")
 class HitVoidedEffect(Effect):
     """journal / reports: a pending hit withdrawn by a supervisor (`via` panel or console);
-    `corrected_line`: the right, lower line the supervisor named, paid next (NY (k)(3)(ii))"""
+    `corrected_line`: the right line (higher or lower) the supervisor named, paid next
+    (NY (k)(3)(ii))"""
 
     position: int
     level: str
@@ -355,6 +360,40 @@ class HitVoidedEffect(Effect):
     reason: str
     via: Annotated[str | None, Omit] = None
     corrected_line: Annotated[str | None, Omit] = None
+
+
+@effect("hit_corrected")
+class HitCorrectedEffect(Effect):
+    """journal / reports: a supervisor corrected the line at `position` before it was paid, from
+    `line` to `corrected_line` (null: no win), with the `reason` (NY (k)(3)(ii)); the hit is
+    re-decided at the meter as it stands when it is paid"""
+
+    position: int
+    line: str | None
+    corrected_line: str | None
+    supervisor: str
+    reason: str
+    via: Annotated[str | None, Omit] = None
+
+
+@effect("hit_adjusted")
+class HitAdjustedEffect(Effect):
+    """journal / reports: after payment, the line at `position` of round `round_id` corrected
+    from `line` to `corrected_line` (NY (k)(3)(ii)): `owed_cents` what the right line pays now,
+    `paid_cents` what was paid, `cents` the difference (paid `from` the meter or the chip tray
+    when positive; negative: overpaid, no money moves, the casino's internal controls)"""
+
+    round_id: int
+    position: int
+    line: str | None
+    corrected_line: str | None
+    owed_cents: int
+    paid_cents: int
+    cents: int
+    supervisor: str
+    reason: str
+    level: Annotated[str | None, Omit] = None
+    via: Annotated[str | None, Omit] = None
 
 
 @effect("refund")

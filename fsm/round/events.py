@@ -315,13 +315,41 @@ class HitValidated(EventRecord):
 @event("hit_voided")
 class HitVoided(EventRecord):
     """a pending hit found not to be the line entered: not a winner, or (`line`) a winner of
-    the right, lower line, which is then paid (NY (k)(3)(ii))"""
+    the right line, higher or lower, which is then paid at the meter as it stands
+    (NY (k)(3)(ii))"""
 
     position: Position
     supervisor: Supervisor
     reason: str
     via: str | None = None
     line: str | None = None
+
+
+@event("hit_corrected")
+class HitCorrected(EventRecord):
+    """a supervisor corrects a position's line before it is paid, upward or downward (`line`,
+    `null`: no win): re-decided at the meter as it then stands when its turn to be paid comes
+    (NY (k)(3)(ii), (g)(8), (k)(6))"""
+
+    position: Position
+    line: Annotated[str, MAY_BE_EMPTY] | None
+    supervisor: Supervisor
+    reason: str
+    via: str | None = None
+
+
+@event("hit_adjusted")
+class HitAdjusted(EventRecord):
+    """after payment, a correction of the line at a position of the round just completed (in
+    Shuffling, before the next round's betting) is an adjustment: what the right `line` pays
+    now less what was paid (NY (k)(3)(ii))"""
+
+    round_id: Annotated[int, Between(0)]
+    position: Position
+    line: Annotated[str, MAY_BE_EMPTY] | None
+    supervisor: Supervisor
+    reason: str
+    via: str | None = None
 
 
 @event("round_completed")

@@ -170,6 +170,10 @@ class RoundMachine:
     def public_view(self) -> dict[str, JSON]:
         """The snapshot for readers (web page, SAS): no card identity, meters as reported."""
         d = self._c.dump(hidden=False)
+        rnd = d["round"]
+        if isinstance(rnd, dict) and rnd.get("pending"):  # what each hit pays now (the sign)
+            shown = self._c.amounts_shown()
+            rnd["pending"] = [{**p, **a} for p, a in zip(rnd["pending"], shown, strict=True)]
         d["meters"] = self.meters()
         spec = STATE_TABLE[self.state]
         d["lights"] = list(spec.lights(self._c))

@@ -182,9 +182,10 @@ class LevelMeters:
         self.reversed += c.display + c.overflow + c.reserve
         self.voided_wagers += c.wagers
 
-    def pay_from_meter(self, cents: int) -> int:
+    def pay_from_meter(self, cents: int, win: bool = True) -> int:
         """Deduct a payout from the display (NY (k)(5)); returns the cents the display could not
-        cover (paid by the house, metered as house_funded)."""
+        cover (paid by the house, metered as house_funded). ``win``: a winning wager not counted
+        before (an adjustment of a wager already paid is not a second win)."""
         want = cents * UNIT
         take = min(want, self.display)
         self.display -= take
@@ -194,24 +195,25 @@ class LevelMeters:
         self.house_funded += short
         self.deducted += short
         self.hits += 1
-        self.wins += 1
+        self.wins += int(win)
         self.paid_cents += cents
         self.meter_paid_cents += cents
         return short // UNIT
 
-    def pay_from_tray(self, cents: int) -> None:
+    def pay_from_tray(self, cents: int, win: bool = True) -> None:
         """A fixed amount not deducted from the meter, paid from the chip tray (a win)."""
-        self.wins += 1
+        self.wins += int(win)
         self.paid_cents += cents
         self.tray_paid_cents += cents
 
     def reset(self, level: ProgressiveLevel) -> tuple[int, int, int]:
         """Bring the display up to the reset amount after a deduction: from the overflow first,
-        then the reserve, then the house. Returns (from_overflow, from_reserve, from_house)
-        sub-units."""
-        need = level.reset_cents * UNIT - self.display
-        if need <= 0:
-            return 0, 0, 0
+        then the reserve, then the house. Then the rest of the overflow goes back to the display,
+        up to the level's limit: the overflow holds the rate of progression's money that did not
+        fit under the limit (NJ 13:69E-1.39A), and that money is the meter's which determines
+        the payouts (NY 5324.41(k)(5)), so it is shown again as soon as a hit makes room.
+        Returns (from_overflow, from_reserve, from_house) sub-units."""
+        need = max(0, level.reset_cents * UNIT - self.display)
         from_overflow = min(need, self.overflow)
         need -= from_overflow
         from_reserve = min(need, self.reserve)
@@ -220,7 +222,12 @@ class LevelMeters:
         self.reserve -= from_reserve
         self.house_funded += need
         self.display += from_overflow + from_reserve + need
-        return from_overflow, from_reserve, need
+        room = self.overflow
+        if level.limit_cents:
+            room = min(room, max(0, level.limit_cents * UNIT - self.display))
+        self.overflow -= room
+        self.display += room
+        return from_overflow + room, from_reserve, need
 
     def correct(self, meter: str, delta_cents: int) -> str | None:
         """A supervised correction of display, overflow or reserve; a reason when refused."""

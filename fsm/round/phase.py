@@ -17,7 +17,7 @@ A phase module declares one `Phase`:
 Every callback receives the `Step`: the round (``s.c``, fsm/round/context.py) and the event's
 typed record (``s.e``). A guard returns a bool; a guard that refuses says why with
 ``return s.refuse(reason, cause)``. A predicate that only picks between the rows of a trigger
-(``dice_mode``, ``last_pending``) returns False without a reason. A refusal is journaled only when
+(``dice_mode``, ``hit_stays``) returns False without a reason. A refusal is journaled only when
 no row is taken, and then the first reason given: a refusing guard that one row alone needs comes
 after that row's picking predicate; a guard every row needs comes first in each
 (``no_threes_await`` of ``dealt``).

@@ -261,7 +261,7 @@ const Page = (() => {
     const m = f.meters[0];
     const hit = (f.pending || [])[0];
     els.meter.textContent = m ? money(m.display_cents) : "";
-    els.meterName.textContent = hit ? `HIT at area ${hit.position}: ${lineWords(hit.line)}` :
+    els.meterName.textContent = hit ? `HIT at area ${hit.position}: ${hit.hit_words}` :
       f.meters.map((x) => `${x.name} meter · ${x.hits} ${x.hits === 1 ? "hit" : "hits"} paid from it`).join("   ") +
       (f.link ? `   linked to pool ${f.link.pool}${f.link.down ? ": LINK DOWN, not playable" : ""}` : "");
     for (const [dev, rect, text] of [["shoe", els.shoe, els.shoeText], ["shuffler", els.shuffler, els.shufflerText]]) {
@@ -456,7 +456,7 @@ const Page = (() => {
   }
 
   // ---------------------------------------------------------------- supervisor
-  function pendingLine(p) { return `area ${p.position} (${lineWords(p.line)})`; }
+  function pendingLine(p) { return `area ${p.position} (${p.hit_words})`; }
   // [label, request, args, what a press will do (asked to confirm) or null]
   function actionsFor(f) {
     const out = [];

@@ -44,7 +44,7 @@ def request_shuffle(c: Round) -> list[Effect]:
 
 
 def offer_bank(c: Round) -> list[Effect]:
-    order = c.bank.offer_order() if c.config.player_banking else []
+    order = c.bank.offer_order(c.config.dealer_right_area) if c.config.player_banking else []
     return [BankOffer(tuple(order))] if order else []
 
 
@@ -188,6 +188,20 @@ def _bank_missing(c: Round, positions: Iterable[int], key: str) -> str | None:
     return None
 
 
+def pai_gow_covers(s: Step) -> bool:
+    """NY 5324.41(k)(1) in every mode: once the dealer entered the positions holding a pai gow
+    wager, every progressive wager (lit, or kept by a resolution) must be at one of them."""
+    pai_gow = s.c.r.pai_gow
+    if pai_gow is None:
+        return True
+    outside = sorted(set(s.memo.get("kept", s.c.r.wagers)) - set(pai_gow))
+    return not outside or s.refuse(
+        f"position {outside[0]}: a progressive wager without a pai gow wager; only a player "
+        "with a pai gow wager may make one (NY 5324.41(k)(1)): enter it in pai_gow_wagers "
+        "or resolve the wagers"
+    )
+
+
 def pai_gow_ready(s: Step) -> bool:
     """The lit wagers (or those a resolution keeps) are all at entered pai gow positions."""
     why = _pai_gow_misses(s.c, s.memo.get("kept", s.c.r.wagers))
@@ -253,16 +267,12 @@ def keep_positions(s: Step) -> None:
     s.c.emit(Wagers(tuple(r.wagers), s.c.config.progressive_wager_cents))
 
 
-def three_card_offered(s: Step) -> bool:
-    return s.c.config.three_card_bonus or s.refuse(
-        "pai gow positions are entered only with the three-card bonus (game.three_card_bonus)"
-    )
-
-
 def pai_gow_positions_valid(s: Step) -> bool:
     """The dealer enters the betting areas holding a pai gow wager (the controller does not see
-    the main game's chips), replaceable until the chip count is confirmed. Every lit progressive
-    wager must be among them (NY 5324.41(k)(1)), and a player bank's area too."""
+    the main game's chips), replaceable until the chip count is confirmed; required with the
+    three-card bonus (the stacks go only to them), in every other mode it makes the controller
+    check (k)(1). Every lit progressive wager must be among them (NY 5324.41(k)(1)), and with
+    the three-card bonus a player bank's area too."""
     e: PaiGowWagers = s.e
     raw: Any = e.positions
     if not isinstance(raw, list) or not raw:
@@ -282,7 +292,7 @@ def pai_gow_positions_valid(s: Step) -> bool:
             f"positions: position {outside[0]} has a progressive wager, so it holds a pai gow "
             "wager too (NY 5324.41(k)(1)): include it"
         )
-    why = _bank_missing(s.c, positions, "positions")
+    why = _bank_missing(s.c, positions, "positions") if s.c.config.three_card_bonus else None
     if why:
         return s.refuse(why)
     s.memo["pai_gow"] = sorted(positions)
@@ -300,8 +310,8 @@ def count_rows(trigger: str, first: Iterable[Guard], also: Iterable[Any] = ()) -
     guards = [*first]
     act = [*also, count_confirmed]
     return [
-        Transition(trigger, LOCKED_OUT, None, [rng_mode, *guards], before=act),
-        Transition(trigger, LOCKED_OUT, DICE, [dice_mode, *guards], before=act),
+        Transition(trigger, LOCKED_OUT, None, [rng_mode, *guards, pai_gow_covers], before=act),
+        Transition(trigger, LOCKED_OUT, DICE, [dice_mode, *guards, pai_gow_covers], before=act),
         Transition(
             trigger, LOCKED_OUT, DEALING, [three_card_mode, *guards, pai_gow_ready], before=act
         ),
@@ -337,7 +347,7 @@ PHASE = Phase(
             "pai_gow_wagers",
             (BETTING, LOCKED_OUT),
             None,
-            [three_card_offered, pai_gow_positions_valid],
+            [pai_gow_positions_valid],
             before=[record_pai_gow],
         ),
         *count_rows("chips_confirmed", [not_counted, counts_agreed]),

@@ -23,6 +23,7 @@ from fsm.round.context import Resolution, Round
 from fsm.round.effects import (
     Alert,
     Effect,
+    HitCorrectedEffect,
     HitPending,
     HitVoidedEffect,
     Outcome,
@@ -31,7 +32,14 @@ from fsm.round.effects import (
     Post,
     PostedEvent,
 )
-from fsm.round.events import HitValidated, HitVoided, LinkHitLocked, ProgressiveOutcome
+from fsm.round.events import (
+    HitAdjusted,
+    HitCorrected,
+    HitValidated,
+    HitVoided,
+    LinkHitLocked,
+    ProgressiveOutcome,
+)
 from fsm.round.phase import Action, Guard, Phase, StateSpec, Step, Transition, as_event
 from fsm.round.phases.shared import (
     LOCKED_IN,
@@ -132,10 +140,6 @@ def first_in_order(what: str) -> Guard:
     return first
 
 
-def last_pending(s: Step) -> bool:
-    return len(s.c.r.pending) <= 1
-
-
 def of_linked_level(s: Step) -> bool:
     return bool(s.c.r.pending[0]["level"] == s.c.linked_level())
 
@@ -155,6 +159,7 @@ def pay(s: Step) -> None:
     hit = c.r.pending[0]
     c.pay_hit(e.position, c.candidate_lines(e.position, hit["line"]), e.supervisor, e.via)
     c.r.pending.pop(0)
+    c.advance()
 
 
 def pay_linked(s: Step) -> None:
@@ -197,9 +202,27 @@ def pay_linked(s: Step) -> None:
         {**hit, "line": line, "cents": payout, "from": source, "supervisor": e.supervisor}
     )
     r.pending.pop(0)
+    c.advance()
 
 
 JP, RC = JACKPOT_PENDING, ROUND_COMPLETE
+
+
+def settles_round(*actions: Action) -> Guard:
+    """After ``actions`` (the row's own) nothing waits: the round is complete. Tried on the round
+    and put back (`Round.trial`): a payment moves the meter, which decides how the hits after it
+    are paid (NY (k)(6))."""
+
+    def done(s: Step) -> bool:
+        def after() -> bool:
+            for act in actions:
+                act(s)
+            return not s.c.r.pending
+
+        return bool(s.once(f"settles:{actions[0].__name__}", lambda: s.c.trial(after)))
+
+    done.__name__ = f"settles_round_after_{actions[0].__name__}"
+    return done
 
 
 def validation_rows(
@@ -209,20 +232,23 @@ def validation_rows(
     linked = [*first, of_linked_level, lock_known]
     own, pool = [pay], [pay_linked]
     return [
-        Transition(trigger, JP, RC, [*first, last_pending], [of_linked_level], own, prepare),
+        Transition(trigger, JP, RC, [*first, settles_round(pay)], [of_linked_level], own, prepare),
         Transition(trigger, JP, None, first, [of_linked_level], own, prepare),
-        Transition(trigger, JP, RC, [*linked, last_pending], before=pool, prepare=prepare),
+        Transition(
+            trigger, JP, RC, [*linked, settles_round(pay_linked)], before=pool, prepare=prepare
+        ),
         Transition(trigger, JP, None, linked, before=pool, prepare=prepare),
     ]
 
 
 def void_allowed(s: Step) -> bool:
-    """A supervisor voids a pending hit: not a winner, or (``line``) a winner of the right,
-    lower line, which is paid at once in the supervisor's name (NY (k)(3)(ii)): a payment, so
-    only for the hit next in the payment order. A corrected line paid from the meter of the
-    linked level is the pool's money: it becomes a pending hit of its own at the position
-    (``corrects`` the voided line), which the link controller locks and a supervisor validates
-    as any linked hit ((k)(3)(iii), NY 5321.18(b)(3)(iii))."""
+    """A supervisor voids a pending hit: not a winner, or (``line``) a winner of the right line,
+    higher or lower, which is paid at once in the supervisor's name at the meter as it stands
+    (NY (k)(3)(ii), (k)(6)): a payment, so only for the hit next in the payment order. A
+    corrected line paid from the meter of the linked level is the pool's money: it becomes a
+    pending hit of its own at the position (``corrects`` the voided line), which the link
+    controller locks and a supervisor validates as any linked hit ((k)(3)(iii),
+    NY 5321.18(b)(3)(iii))."""
     e: HitVoided = s.e
     corrected = e.line or None
     pending = s.c.r.pending
@@ -237,10 +263,10 @@ def void_allowed(s: Step) -> bool:
     names = s.c.config.table.line_names
     if corrected not in names:
         return s.refuse(f"line: not a line of the pay table; lines: {', '.join(names)}", "invalid")
-    if names.index(corrected) <= names.index(pending[0]["line"]):
+    if corrected == pending[0]["line"]:
         return s.refuse(
-            f"line: {corrected} is not below {pending[0]['line']} in the pay table: a corrected "
-            "line is the right, lower line (NY 5324.41(k)(3)(ii))"
+            f"line: {corrected} is the line voided: a corrected line is another line of the pay "
+            "table, higher or lower (NY 5324.41(k)(3)(ii))"
         )
     s.memo["void"] = (0, s.c.linked_meter_hit(e.position, corrected))
     return True
@@ -248,7 +274,7 @@ def void_allowed(s: Step) -> bool:
 
 def hit_stays(s: Step) -> bool:
     """JackpotPending lasts while another hit waits, or the corrected line awaits a lock."""
-    return len(s.c.r.pending) > 1 or s.memo["void"][1] is not None
+    return not settles_round(void_hit)(s)
 
 
 def void_hit(s: Step) -> None:
@@ -274,6 +300,7 @@ def void_hit(s: Step) -> None:
     elif corrected is not None:
         lines = c.config.table.implied(corrected)
         c.pay_hit(e.position, lines, e.supervisor, e.via, voided_line=hit["line"])
+    c.advance()
 
 
 def void_rows(
@@ -288,6 +315,79 @@ def void_rows(
             trigger, JACKPOT_PENDING, ROUND_COMPLETE, guards, before=[void_hit], prepare=prepare
         ),
     ]
+
+
+# --- corrections before payment, adjustments after (NY (k)(3)(ii))
+
+
+def correctable(s: Step) -> bool:
+    """A position's line may be corrected until it is paid: a wagered position whose outcome is
+    entered and not yet paid (Settlement: entered; JackpotPending: waiting its turn, or lost)."""
+    e: HitCorrected = s.e
+    c, area = s.c, s.e.position
+    if area not in c.r.wagers:
+        return s.refuse(
+            f"position {area}: no progressive wager (acceptor light not lit, (k)(3)(i))"
+        )
+    if area not in c.r.outcomes:
+        return s.refuse(f"position {area}: no outcome entered yet; enter it (progressive_outcome)")
+    if any(p["position"] == area for p in c.r.paid):
+        return s.refuse(
+            f"position {area}: already paid; a correction after payment is an adjustment "
+            "(hit_adjusted, once the round is complete, NY 5324.41(k)(3)(ii))"
+        )
+    line = e.line or None
+    names = c.config.table.line_names
+    if line is not None and line not in names:
+        return s.refuse(f"line: not a line of the pay table; lines: {', '.join(names)}", "invalid")
+    if line == c.r.outcomes.get(area):
+        return s.refuse(f"line: position {area} is already {line or 'no win'}")
+    return True
+
+
+def correct_entered(s: Step) -> None:
+    """Settlement: the entered outcome is replaced (nothing is paid before the last one)."""
+    e: HitCorrected = s.e
+    r = s.c.r
+    was = r.outcomes.get(e.position)
+    r.outcomes[e.position] = e.line or None
+    s.c.emit(HitCorrectedEffect(e.position, was, e.line or None, e.supervisor, e.reason, e.via))
+
+
+def correct_queued(s: Step) -> None:
+    """JackpotPending: the hit takes its place in the payment order with its right line (or
+    leaves it: no win); the hits first in the order that need no validation are paid."""
+    e: HitCorrected = s.e
+    c = s.c
+    was = c.r.outcomes.get(e.position)
+    line = e.line or None
+    c.r.outcomes[e.position] = line
+    c.emit(HitCorrectedEffect(e.position, was, line, e.supervisor, e.reason, e.via))
+    c.queue_hit(e.position, line)
+    c.advance()
+
+
+def adjustable(s: Step) -> bool:
+    """After payment: a position of the round just completed, while its data is kept (Shuffling,
+    before the next round's betting opens)."""
+    e: HitAdjusted = s.e
+    c = s.c
+    if not c.round_done:  # (the machine refuses a round_id that is not c.round_id)
+        return s.refuse("no round was completed since the table opened: nothing to adjust")
+    if e.position not in c.r.wagers:
+        return s.refuse(f"position {e.position}: no progressive wager in round {e.round_id}")
+    line = e.line or None
+    names = c.config.table.line_names
+    if line is not None and line not in names:
+        return s.refuse(f"line: not a line of the pay table; lines: {', '.join(names)}", "invalid")
+    if line == c.r.outcomes.get(e.position):
+        return s.refuse(f"line: position {e.position} was settled as {line or 'no win'}")
+    return True
+
+
+def adjust(s: Step) -> None:
+    e: HitAdjusted = s.e
+    s.c.adjust(e.position, e.line or None, e.supervisor, e.reason, e.via)
 
 
 def _validation_by_panel(s: Step) -> HitValidated:
@@ -403,6 +503,16 @@ PHASE = Phase(
             [as_event(_void_by_panel)],
         ),
         Transition("link_hit_locked", JACKPOT_PENDING, None, [lock_matches], before=[lock]),
+        Transition("hit_corrected", SETTLEMENT, None, [correctable], before=[correct_entered]),
+        Transition(
+            "hit_corrected",
+            JACKPOT_PENDING,
+            ROUND_COMPLETE,
+            [correctable, settles_round(correct_queued)],
+            before=[correct_queued],
+        ),
+        Transition("hit_corrected", JACKPOT_PENDING, None, [correctable], before=[correct_queued]),
+        Transition("hit_adjusted", SHUFFLING, None, [adjustable], before=[adjust]),
         # (step refuses a round_id that is not the round in play: "wrong_round")
         Transition(
             "round_completed", ROUND_COMPLETE, BETTING, [deck_lasts], before=[complete, next_round]

@@ -1,7 +1,7 @@
 """The start phase: StartingPosition (Rng, Dice) and SideWagers. The RNG's activation by the
-dealer or the bank, the draw and its supervised void, the dice shaker (three shakes, a re-shake
-when the lid is lifted early or by the bank), the dealer's dice total, and the 1-7 side wagers:
-recorded before the RNG is activated, settled on the displayed number before any card
+dealer or the bank, the draw and its supervised void, the dice shaker (three shakes with the lid
+on, a re-shake when the lid is lifted early or by the bank), the dealer's dice total, and the 1-7
+side wagers: recorded before the RNG is activated, settled on the displayed number before any card
 (NY 5324.41(h)(8), (h)(10), (j); NJ 13:69F-11.8C; NJ 13:69E-1.28G).
 
 Must never draw a random number itself (the owner's CSPRNG draw arrives as ``rng_drawn``), accept
@@ -148,8 +148,24 @@ def void_draw(s: Step) -> None:
 # --- the dice
 
 
+def lid_on(s: Step) -> bool:
+    """NY 5324.41(h)(8)(i), (h)(10)(i): the shaker is shaken covered; a shake with the lid off
+    (the lid sensor said it was lifted and not yet put back) does not count."""
+    return not s.c.lid_lifted or s.refuse(
+        "the shaker's lid is off: a shake counts only with the lid on; cover the shaker "
+        "(NY 5324.41(h)(8)(i), (h)(10)(i))"
+    )
+
+
 def shaken(s: Step) -> None:
     s.c.r.shakes += 1
+
+
+def lid_moved(s: Step) -> None:
+    """The lid sensor's report, kept in every state (the lid stays off across rounds until it
+    is put back)."""
+    e: ShakerLid = s.e
+    s.c.lid_lifted = bool(e.lifted)
 
 
 def bank_lifted_lid(s: Step) -> None:
@@ -169,6 +185,7 @@ def lid_lifted_early(s: Step) -> bool:
 
 
 def reshake(s: Step) -> None:
+    lid_moved(s)
     shakes = s.c.r.shakes
     s.c.r.shakes = 0
     s.c.emit(
@@ -238,10 +255,16 @@ def bets_valid(s: Step) -> bool:
     if not isinstance(raw, list):
         return s.refuse("bets: must be a list of {position, number, cents}", "invalid")
     bets: list[list[int]] = []
+    bonus = s.c.config.bonus
     for i, b in enumerate(raw):
         bet = _bet(b, i)
         if isinstance(bet, str):
             return s.refuse(bet, "invalid")
+        if bonus is not None and "side-1-7" in bonus.tables:
+            try:  # the table's least wager ([bonus] min_wager_cents), checked at every bet
+                bonus.check_wager("side-1-7", bet[2])
+            except ValueError as why:
+                return s.refuse(f"bets[{i}].cents: {why}")
         bets.append(bet)
     s.memo["bets"] = bets
     return True
@@ -314,12 +337,12 @@ PHASE = Phase(
             prepare=[as_event(_void_by_panel)],
             before=[void_draw],
         ),
-        Transition("shake_detected", DICE, None, before=[shaken]),
+        Transition("shake_detected", DICE, None, [lid_on], before=[shaken]),
         Transition("lid_lifted_by_bank", DICE, None, [player_banks], before=[bank_lifted_lid]),
         # the shaker's lid sensor, reported in every state: in Dice a lift before three shakes
         # requires a re-shake; anywhere else (and any other lift) it changes nothing
         Transition("shaker_lid", DICE, None, [lid_lifted_early], before=[reshake]),
-        Transition("shaker_lid", EVERYWHERE),
+        Transition("shaker_lid", EVERYWHERE, before=[lid_moved]),
         Transition("dice_position_entered", DICE, DEALING, [three_shakes], before=[dice_total]),
         Transition(
             "side_wagers", LOCKED_OUT, None, [side_wager_at_table, bets_valid], before=[record_bets]
