@@ -408,6 +408,39 @@ MUTANTS: dict[str, Mutant] = {
             "out.append(SignLevel(str(name), 0 * max(0, int(cents)),",
         ),
     ),
+    # --- what a test lab asks (controller/service/rng.py, controller/lab, drivers/gpio/sign.py)
+    "rng_modulo_bias": _m(
+        "each value 1-7 equally likely: bytes 252..255 are not rejected (b % 7 + 1 over 0..255)",
+        ("controller/service/rng.py", "if byte[0] < ACCEPT_BELOW:", "if True:"),
+    ),
+    "rng_dump_beside_an_open_table": _m(
+        "the lab's draws are refused while the live table is open: allowed",
+        ("controller/lab/rng_dump.py", "if state in NOT_OPEN:", "if True:"),
+    ),
+    "software_digest_not_keyed_by_the_seed": _m(
+        "the digest is HMAC-SHA1 keyed by the seed asked: a fixed key",
+        (
+            "controller/lab/software.py",
+            "mac = hmac.new(seed, digestmod=hashlib.sha1)",
+            'mac = hmac.new(b"\\x00", digestmod=hashlib.sha1)',
+        ),
+    ),
+    "play_without_an_approved_manifest": _m(
+        "no play without an approved manifest (fail closed): play goes on",
+        (
+            "controller/cli/run.py",
+            "owner.software_approval = lambda digest: no_manifest",
+            "owner.software_approval = lambda digest: None",
+        ),
+    ),
+    "the_sign_wraps_at_its_maximum": _m(
+        "an amount beyond the sign's digits shows dashes: its last eight digits",
+        (
+            "drivers/gpio/sign.py",
+            'text = "-" * DIGITS_PER_MODULE',
+            "text = text[-DIGITS_PER_MODULE:]",
+        ),
+    ),
 }
 
 # the rows `make test` runs (tests/test_conformance_sample.py) when the whole matrix is left to
