@@ -1,9 +1,9 @@
 """`make conformance`: each "implemented" row of docs/conformance.md killed by its own mutant.
 
-    python -m tests.conformance [--rows SUB ...] [--sample] [-j N] [--keep]
+    python -m tests.conformance [--rows SUB ...] [-j N] [--keep]
 
-For every row the matrix marks implemented (or those whose subdivision is named by ``--rows``;
-``--sample``: the fixed rows of ``mutants.SAMPLE``), the row's mutant (tests/conformance/mutants.py)
+For every row the matrix marks implemented (or those named by ``--rows``: a subdivision such as
+``(a)(4)``, or a label such as ``"NJ 11.8C (b)6"``), the row's mutant (tests/conformance/mutants.py)
 is applied to a temporary copy of this checkout and the row's cited tests run there in a fresh
 pytest process (``-x``): the mutant is killed when a test fails (pytest's status 1). First the cited
 tests run once unmutated and must pass (a test failing anyway proves nothing). Printed, one line a
@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.conformance.matrix import ROOT, Row, implemented
-from tests.conformance.mutants import MUTANTS, SAMPLE, Mutant, apply
+from tests.conformance.mutants import MUTANTS, Mutant, apply
 
 PYTEST = ["-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q", "--no-header"]
 
@@ -100,18 +100,11 @@ def _run_row(row: Row, tree: Path) -> Result:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.conformance", description=__doc__)
     ap.add_argument("--rows", nargs="*", help="only these subdivisions, e.g. '(a)(4)' '(b)6'")
-    ap.add_argument("--sample", action="store_true", help="only the fixed sample (mutants.SAMPLE)")
     ap.add_argument("-j", "--jobs", type=int, default=1, help="rows run at once (one copy each)")
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies")
     args = ap.parse_args(argv)
 
     selected = implemented()
-    if args.sample:
-        selected = [r for r in selected if r.label in SAMPLE]
-        missing = set(SAMPLE) - {r.label for r in selected}
-        if missing:
-            print(f"conformance: the sample names rows that are not implemented: {sorted(missing)}")
-            return 1
     if args.rows:
         selected = [r for r in selected if r.subdivision in args.rows or r.label in args.rows]
     if not selected:

@@ -38,7 +38,6 @@ RANK = "fsm/rules/ranking.py"
 BET = "fsm/round/phases/betting.py"
 START = "fsm/round/phases/start.py"
 DEAL = "fsm/round/phases/deal.py"
-SETTLE = "fsm/round/phases/settle.py"
 FAULT = "fsm/round/phases/fault.py"
 CTX = "fsm/round/context.py"
 CFG = "fsm/round/config.py"
@@ -442,10 +441,6 @@ MUTANTS: dict[str, Mutant] = {
         ),
     ),
 }
-
-# the rows `make test` runs (tests/test_conformance_sample.py) when the whole matrix is left to
-# `make conformance`
-SAMPLE: tuple[str, ...] = ()
 
 
 def apply(mutant: Mutant, tree: Path) -> Callable[[], None]:
