@@ -186,9 +186,29 @@ MUTANTS: dict[str, Mutant] = {
         (CFG, "SIDE_WAGER_MIN_ODDS = Fraction(11, 2)", "SIDE_WAGER_MIN_ODDS = Fraction(5, 1)"),
     ),
     # --- bonus pay tables and the offering (fsm/rules/paytables.py)
-    "bonus_tables_may_pay_less": _m(
-        "a bonus pay table pays at least the regulation's odds: half is accepted",
-        (PAY, "if odds.ratio < minimum.ratio:", "if odds.ratio < minimum.ratio / 2:"),
+    "fortune_table_may_pay_less": _m(
+        "a fortune bonus table pays at least table A, B or C: less is accepted",
+        (
+            PAY,
+            "if odds.ratio < minimum.ratio:",
+            'if odds.ratio < minimum.ratio and "(m)(1)" not in rule.cite:',
+        ),
+    ),
+    "insurance_table_may_pay_less": _m(
+        "an insurance table pays at least table A-E: less is accepted",
+        (
+            PAY,
+            "if odds.ratio < minimum.ratio:",
+            'if odds.ratio < minimum.ratio and "(m)(3)" not in rule.cite:',
+        ),
+    ),
+    "three_card_table_may_pay_less": _m(
+        "the three-card bonus pays at least the minimum odds: less is accepted",
+        (
+            PAY,
+            "if odds.ratio < minimum.ratio:",
+            'if odds.ratio < minimum.ratio and "(o)(1)" not in rule.cite:',
+        ),
     ),
     "fixed_odds_may_be_higher": _m(
         "the imperial player bonus odds are fixed: higher odds are accepted",
@@ -202,13 +222,45 @@ MUTANTS: dict[str, Mutant] = {
         "envy amounts are fixed: a higher amount is accepted",
         (PAY, "if raw != minimum:", "if raw < minimum:"),
     ),
-    "payout_limit_floor_ignored": _m(
-        "a payout limit of at least $40,000 / $50,000: any limit is accepted",
-        (PAY, "need = max(floor, int(-(-at_min // 1)))", "need = 0"),
+    "fortune_limit_below_40000": _m(
+        "the fortune bonus / insurance payout limit is at least $40,000: any limit is accepted",
+        (
+            PAY,
+            "need = max(floor, int(-(-at_min // 1)))",
+            'need = 0 if group == "fortune" else max(floor, int(-(-at_min // 1)))',
+        ),
     ),
-    "incompatible_bonus_wagers_offered": _m(
-        "bonus wagers the regulation keeps apart: offered together",
-        (PAY, "cite = _CONFLICTS.get(frozenset((a, b)))", "cite = None"),
+    "seven_card_limit_below_50000": _m(
+        "the seven-card bonus payout limit is at least $50,000: any limit is accepted",
+        (
+            PAY,
+            "need = max(floor, int(-(-at_min // 1)))",
+            'need = 0 if group == "seven-card" else max(floor, int(-(-at_min // 1)))',
+        ),
+    ),
+    "imperial_limit_below_40000": _m(
+        "the imperial bonus payout limit is at least $40,000: any limit is accepted",
+        (
+            PAY,
+            "need = max(floor, int(-(-at_min // 1)))",
+            'need = 0 if group == "imperial" else max(floor, int(-(-at_min // 1)))',
+        ),
+    ),
+    "fortune_bonus_with_the_three_and_seven_card_bonus": _m(
+        "the fortune bonus is not offered with the three-card or seven-card bonus: it is",
+        (
+            PAY,
+            '("fortune-bonus", ("three-card", "seven-card", "imperial"),',
+            '("fortune-bonus", ("imperial",),',
+        ),
+    ),
+    "imperial_with_the_three_and_seven_card_bonus": _m(
+        "the three-card and seven-card bonus are not offered with the imperial bonus: they are",
+        (PAY, '("imperial", ("three-card", "seven-card"),', '("imperial", (),'),
+    ),
+    "insurance_with_the_imperial_bonus": _m(
+        "the imperial bonus is not offered with insurance: it is",
+        (PAY, '("insurance", ("imperial",),', '("insurance", (),'),
     ),
     "envy_without_fortune": _m(
         "the envy bonus needs the fortune bonus: offered alone",
