@@ -87,6 +87,8 @@ def _run_row(row: Row, tree: Path) -> Result:
         return Result(row, "NOT APPLIED", str(e), 0.0)
     try:
         proc = _pytest(tree, row.tests, stop_first=True)
+    except subprocess.TimeoutExpired:
+        return Result(row, "ERROR", "the cited tests ran past 30 minutes", 1800.0)
     finally:
         restore()
     secs = time.monotonic() - t0
