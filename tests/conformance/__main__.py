@@ -2,7 +2,8 @@
 
     python -m tests.conformance [--rows SUB ...] [-j N] [--keep]
 
-For every row the matrix marks implemented (or those named by ``--rows``: a subdivision such as
+For every row the matrix marks implemented, and every reading to confirm that names a mutant (or
+those named by ``--rows``: a subdivision such as
 ``(a)(4)``, or a label such as ``"NJ 11.8C (b)6"``), the row's mutant (tests/conformance/mutants.py)
 is applied to a temporary copy of this checkout and the row's cited tests run there in a fresh
 pytest process (``-x``): the mutant is killed when a test fails (pytest's status 1). First the cited
@@ -26,7 +27,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.conformance.matrix import ROOT, Row, implemented
+from tests.conformance.matrix import ROOT, Row, mutated
 from tests.conformance.mutants import MUTANTS, Mutant, apply
 
 PYTEST = ["-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q", "--no-header"]
@@ -106,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the temporary copies")
     args = ap.parse_args(argv)
 
-    selected = implemented()
+    selected = mutated()
     if args.rows:
         selected = [r for r in selected if r.subdivision in args.rows or r.label in args.rows]
     if not selected:

@@ -95,6 +95,12 @@ MUTANTS: dict[str, Mutant] = {
             "return [a for a in order if a != self.last_bank and a != 6]",
         ),
     ),
+    "a_bank_at_the_start_of_the_game": _m(
+        "no player bank at the start of the game (our reading: after the table opens or a void): "
+        "a player banks the first round",
+        (BANK, "if self.start_of_game or self.offer_start == 0:", "if self.offer_start == 0:"),
+        (BANK, "if self.start_of_game:\n            return", "if False:\n            return"),
+    ),
     "bank_two_rounds_running": _m(
         "no player banks two consecutive rounds: the last bank may bank again",
         (BANK, "if area == self.last_bank:", "if area == -1:"),
@@ -200,6 +206,14 @@ MUTANTS: dict[str, Mutant] = {
             PAY,
             "if odds.ratio < minimum.ratio:",
             'if odds.ratio < minimum.ratio and "(m)(3)" not in rule.cite:',
+        ),
+    ),
+    "seven_card_table_may_pay_less": _m(
+        "the seven-card bonus pays at least table A or B (our reading of (o)(2)): less is accepted",
+        (
+            PAY,
+            "if odds.ratio < minimum.ratio:",
+            'if odds.ratio < minimum.ratio and "(o)(2)" not in rule.cite:',
         ),
     ),
     "three_card_table_may_pay_less": _m(
