@@ -7,6 +7,10 @@
 # make system-deps - (root) the Debian packages the tests use as real parts
 # make rng-evidence - the RNG's evidence for a test lab: 10,000,000 draws' tests and dieharder
 #              (about 7 minutes here; docs/rng.md); the report in docs/rng-evidence/
+# make conformance - every "implemented" row of docs/conformance.md broken by its own mutant
+#              (tests/conformance/mutants.py) in a copy of the tree, and its cited tests must fail;
+#              prints the rows whose mutant survived, exit 1 if any (CI runs it; JOBS=2 for two
+#              at once; docs/conformance.md "Every row can fail")
 # make lock  - regenerate deploy/requirements.lock (hashes of every runtime dependency, uv)
 # make wheelhouse - the locked wheels for a Pi (aarch64, Python 3.11) in build/wheelhouse
 # make release - one release from the commit checked out (deploy/release.sh): build/release/VERSION
@@ -20,7 +24,7 @@ STAMP  := $(VENV)/.installed
 LOCK   := deploy/requirements.lock
 
 .PHONY: run test lint typecheck pytest bench bench-record clean system-deps lock wheelhouse release \
-	stress stress-short rng-evidence pi-vm
+	stress stress-short rng-evidence pi-vm conformance
 
 RUNTIME := $(VENV)/.runtime
 
@@ -76,6 +80,10 @@ bench: $(STAMP)
 
 bench-record: $(STAMP)
 	$(BIN)/python -m bench --record
+
+JOBS = 1
+conformance: $(STAMP)
+	$(BIN)/python -m tests.conformance -j $(JOBS)
 
 stress: $(STAMP)
 	$(BIN)/python -m tests.stress

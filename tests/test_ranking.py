@@ -164,6 +164,8 @@ def test_joker_flush_may_count_as_an_ace_option() -> None:
 def test_highest_card_not_in_the_other_hand_decides_c5() -> None:
     assert v("9c 9d Ah 7s 2c") > v("9h 9s Kh 7d 2d")
     assert v("Ac Qd 9h 6s 3c") > v("Ad Qh 9c 6d 2c")
+    # the highest differing card decides, whatever the lower ones: A-8-6-4-2 beats K-Q-J-9-3
+    assert v("Ah 8c 6d 4s 2c") > v("Kd Qc Jh 9s 3d")
 
 
 def test_identical_ranks_are_a_copy_hand_c5() -> None:

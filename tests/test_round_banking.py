@@ -133,3 +133,17 @@ def test_with_the_three_card_bonus_the_bank_is_among_the_pai_gow_positions_h6_n4
     reason = rejection(t.ev("pai_gow_wagers", positions=[1, 2]))
     assert reason is not None and "area 5 banks this round" in reason
     assert rejection(t.ev("pai_gow_wagers", positions=[1, 5])) is None
+
+
+def test_the_banks_progressive_wager_is_paid_as_any_other_h15() -> None:
+    """NY 5324.41(h)(15): with a player bank, the progressive wager is settled by its own rules:
+    the bank's progressive hit is paid what the pay table pays any hand (four of a kind: $20 on a
+    $1 wager, (k)(4)(ii)), from the chip tray, exactly as another area's same hit."""
+    t = Table(player_banking=True)
+    t.open()
+    _finish_round(t)  # the start of the game: nobody banks (h)(2)
+    assert rejection(t.ev("bank_accepted", position=4)) is None
+    t.round_to_settlement(2, 4)
+    eff = t.outcomes({2: "four-of-a-kind", 4: "four-of-a-kind"})
+    pays = {p["position"]: (p["cents"], p["from"]) for p in of_type(eff, "pay")}
+    assert pays == {2: (2000, "chip_tray"), 4: (2000, "chip_tray")}

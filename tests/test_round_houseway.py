@@ -125,3 +125,30 @@ def test_with_a_player_bank_the_dealers_queen_dragon_does_not_push() -> None:
     assert rejection(t.ev("dealt", remaining=4, hands=hands_with(QUEEN_DRAGON))) is None
     (hand,) = [e for e in t.ev("play_complete") if e["type"] == "dealer_hand"]
     assert hand["bank"] == 4 and hand["queen_dragon"] is False
+
+
+def test_the_dealer_hand_is_set_only_after_the_players_set_theirs_g2_nj_11_9_c() -> None:
+    """NY 5324.41(g)(2), NJ 13:69F-11.9(c): the dealer's (or the bank's) hand is set after every
+    player has set theirs. The controller sets and shows the dealer's hand by the house way only
+    when the dealer ends play (``play_complete``), never at the deal while players still set;
+    with a player bank the same, naming the bank."""
+    data = minimal()
+    data["game"] = {"card_reading_shoe": True, "player_banking": True}
+    t = Table(cfg=parse_config(data, "test.toml").game)
+    t.open()
+    t.lock(2)  # round 1 is the start of the game: nobody banks (NY 5324.41(h)(2))
+    t.start(1)
+    t.ev("dealt", remaining=4, hands=hands_with(TWO_PAIR))
+    assert t.state == "Open_Play"
+    assert not [e for e in t.all_effects if e["type"] == "dealer_hand"]
+    (hand,) = [e for e in t.ev("play_complete") if e["type"] == "dealer_hand"]
+    assert hand["bank"] is None
+    t.ev("shuffle_complete", count=53)
+    t.ev("bank_accepted", position=4)
+    t.lock(2)
+    t.start(1)
+    shown = len(t.all_effects)
+    t.ev("dealt", remaining=4, hands=hands_with(TWO_PAIR))
+    assert not [e for e in t.all_effects[shown:] if e["type"] == "dealer_hand"]
+    (hand,) = [e for e in t.ev("play_complete") if e["type"] == "dealer_hand"]
+    assert hand["bank"] == 4

@@ -47,6 +47,9 @@ def test_nj_example_pair_of_7s_front_needs_at_least_7s_behind_nj_11_9a() -> None
     assert check_setting(parse_cards("7c 7h Kd 9c 2s"), parse_cards("7s 7d"), dealt) is None
     foul = check_setting(parse_cards("7c 6h Kd 9c 2s"), parse_cards("7s 7d"))
     assert foul is not None and foul.reason.startswith("low hand pair of 7s outranks high hand")
+    # "at least a pair of sevens": a lower pair behind is a foul too
+    foul = check_setting(parse_cards("6c 6h Kd 9c 2s"), parse_cards("7s 7d"))
+    assert foul is not None and foul.reason.startswith("low hand pair of 7s outranks high hand")
 
 
 def test_unpaired_front_above_unpaired_back_fouls_g5iii() -> None:
