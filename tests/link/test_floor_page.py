@@ -1,0 +1,206 @@
+"""The floor's page served by the centre (issue 26, docs/link.md "The floor's page"): four tables
+(two linked to a pool, two shipping only) with the real owner, journal and shipper, a real
+nats-server, a real PostgreSQL fed by ``tablectl central ingest``, ``tablectl central serve`` as
+its own process and Debian's chromium: the tiles follow the tables; a jackpot pending validation
+is an alarm within 2 s with the amount the pool locked (NY 5324.41(k)(3)(iii): a supervisor
+validates every progressive payout; NY 5321.18(b)(3)(iii): the pool's lock) and ends when the
+table validates it; a table that stops shipping turns stale; a signed-in supervisor acknowledges
+an alarm and PostgreSQL keeps who and when; the shift's totals are `central report shift`'s;
+axe-core finds nothing critical or serious at 1920x1080 and 1024x768.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from floor_support import PIN, SUPERVISOR, CentralProcess, ShippedTable, floor_toml
+from link_support import JACKPOT, InProcessController, LinkedTable, NatsServer, controller_toml, wait_for
+
+from controller.cli import main
+
+WEB = Path(__file__).resolve().parents[1]
+import sys  # noqa: E402
+
+sys.path.insert(0, str(WEB))
+from web_support import Axe, launch, need_chromium, picture  # noqa: E402
+
+LINKED = {"T1": 70001, "T2": 70002}
+SHIPPING = {"T3": 70003, "T4": 70004}
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    executable = need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = launch(pw, executable)
+        yield b
+        b.close()
+
+
+def stored_head(dsn: str, table: str) -> int:
+    with psycopg.connect(dsn) as conn:
+        row = conn.execute("SELECT seq FROM heads WHERE table_id = %s", (table,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def tile(page: Any, table: str) -> Any:
+    return page.locator(f"#tile-{table}")
+
+
+def no_horizontal_scroll(page: Any) -> bool:
+    return bool(page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"))
+
+
+def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
+    tmp_path: Path,
+    nats: NatsServer,
+    pg: str,
+    controllers: list,  # type: ignore[type-arg]
+    tables: list,  # type: ignore[type-arg]
+    browser: Any,
+) -> None:
+    ctl = InProcessController(controller_toml(tmp_path / "link.toml", nats.url, LINKED))
+    ctl.start()
+    controllers.append(ctl)
+    made: dict[str, LinkedTable] = {}
+    for tid, asset in LINKED.items():
+        made[tid] = LinkedTable(tmp_path, tid, asset, nats.url)
+    for tid, asset in SHIPPING.items():
+        made[tid] = ShippedTable(tmp_path, tid, asset, nats.url)
+    for t in made.values():
+        t.start()
+        tables.append(t)
+    for tid in LINKED:
+        wait_for(lambda t=made[tid]: not t.link_down(), 15, what=f"{tid} confirmed")
+    config = floor_toml(
+        tmp_path / "floor.toml", {"Pit 1": ["T1", "T2"], "Pit 2": ["T3", "T4"]}, stale_s=4.0
+    )
+    ingest = CentralProcess(tmp_path / "ingest.log", "ingest", "--nats", nats.url, "--pg", pg)
+    serve = CentralProcess(
+        tmp_path / "serve.log", "serve", "--config", str(config), "--pg", pg, "--nats", nats.url,
+        "--port", "0",
+    )  # fmt: skip
+    try:
+        url = serve.wait_url()
+        context = browser.new_context(viewport={"width": 1920, "height": 1080}, bypass_csp=True)
+        page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(url)
+        page.wait_for_selector("#conn.on", timeout=10_000)
+
+        # the tiles follow the tables' states
+        for t in made.values():
+            t.open()
+        for tid in made:
+            page.wait_for_selector(f'#tile-{tid}[data-state="Open_Betting"]', timeout=5000)
+        made["T3"].bet(1, 2)
+        page.wait_for_selector("#tile-T3 .wagers:has-text('2 wager(s), $2.00')", timeout=3000)
+        made["T3"].ev("lockout_pressed")
+        page.wait_for_selector('#tile-T3[data-state="Open_LockedOut"]', timeout=3000)
+        assert "No more bets" in tile(page, "T3").inner_text()
+        made["T3"].ev("chips_confirmed")
+        made["T3"].ev("rng_activated")
+        wait_for(lambda: made["T3"].state == "Open_Dealing", what="T3's draw")
+        made["T3"].ev("dealt", remaining=4)
+        made["T3"].ev("play_complete")
+        made["T3"].settle({1: None, 2: None})
+        wait_for(lambda: made["T3"].state in ("Open_Betting", "Open_Shuffling"), what="round end")
+        page.wait_for_selector(f'#tile-T3[data-state="{made["T3"].state}"]', timeout=3000)
+        assert "meter $" in tile(page, "T3").inner_text()
+        for _ in range(2):
+            made["T2"].play((1, 2, 3))
+        page.wait_for_selector("#tile-T2 .pool-value", timeout=5000)
+
+        # a jackpot pending validation: an alarm within 2 s, with the amount the pool locked
+        t1 = made["T1"]
+        t1.bet(1, 2)
+        t1.to_settlement()
+        settled = time.monotonic()
+        t1.settle({1: JACKPOT, 2: None})
+        wait_for(lambda: "locked_cents" in t1.view["round"]["pending"][0], what="the pool's lock")
+        cents = int(t1.view["round"]["pending"][0]["locked_cents"])
+        alarm = f'#alarms li[data-kind="hit"][data-table="T1"][data-cents="{cents}"]'
+        page.wait_for_selector(alarm, timeout=max(1, int((settled + 2.0 - time.monotonic()) * 1000)))
+        assert time.monotonic() - settled <= 2.0
+        money = f"${cents // 100:,}.{cents % 100:02d}"
+        assert money in page.inner_text(alarm)
+        assert money in page.inner_text("#banner")
+        assert page.is_visible("#tile-T1 .pending")
+
+        # a supervisor signs in (the table's PIN rules: a wrong PIN is refused and stored)
+        page.fill("#sup-id", SUPERVISOR)
+        page.fill("#sup-pin", "0000")
+        page.click("#login-btn")
+        page.wait_for_selector("#login-msg:has-text('refused')", timeout=5000)
+        page.fill("#sup-pin", PIN)
+        page.click("#login-btn")
+        page.wait_for_selector("#signed-in:not([hidden])", timeout=5000)
+        page.click(f"{alarm} .ack-btn")
+        page.wait_for_selector(f"{alarm}.acked:has-text('acknowledged by {SUPERVISOR}')", timeout=5000)
+        with psycopg.connect(pg) as conn:
+            acks = conn.execute("SELECT alarm, supervisor, acked_at FROM floor_acks").fetchall()
+            refused = conn.execute("SELECT supervisor, reason FROM floor_signin_refused").fetchall()
+        assert [(a.split(":")[0], s) for a, s, _ in acks] == [("hit", SUPERVISOR)]
+        assert acks[0][2] is not None
+        assert refused == [(SUPERVISOR, "wrong PIN")]
+
+        # validated at its table: the alarm ends
+        t1.validate_hits()
+        page.wait_for_selector('#alarms li[data-kind="hit"]', state="detached", timeout=2000)
+        assert not page.is_visible("#tile-T1 .pending")
+
+        # a table that stops shipping turns stale within its timeout (4 s)
+        made["T4"].stop()
+        tables.remove(made["T4"])
+        stopped = time.monotonic()
+        page.wait_for_selector('#tile-T4[data-stale="1"]', timeout=8000)
+        assert time.monotonic() - stopped <= 4.0 + 2.0
+        page.wait_for_selector('#alarms li[data-kind="offline"][data-table="T4"]', timeout=3000)
+        assert page.is_visible("#tile-T4 .stale-note")
+
+        # the shift: the page's totals are `central report shift --json`'s
+        for tid in ("T1", "T2", "T3"):
+            last = made[tid].owner.public.seq
+            wait_for(lambda tid=tid, last=last: stored_head(pg, tid) >= last, 20, what=f"{tid} ingested")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            main(["central", "report", "shift", "--pg", pg, "--json"])
+        doc = json.loads(out.getvalue())
+        page.click("#shift-btn")
+        page.wait_for_selector("#shift-total", timeout=10_000)
+        for key in ("wagered_cents", "contributed_cents", "paid_from_meter_cents"):
+            shown = page.get_attribute("#shift-total", "data-" + key.replace("_", "-"))
+            assert int(shown) == int(doc["total"]["progressive"][key]), key
+        assert int(doc["total"]["hits"]) == 1 and int(page.inner_text("#shift-total td:nth-child(4)")) == 1
+        rows = page.locator('#shift-table tbody tr[data-row="table"]').count()
+        assert rows == len(doc["tables"])
+        csv = page.evaluate("async () => (await fetch('/api/shift.csv')).text()")
+        assert csv.splitlines()[-1].startswith("floor,floor,")
+
+        # axe-core and the two screen sizes
+        axe = Axe()
+        axe.check(page, "1920x1080")
+        assert no_horizontal_scroll(page)
+        picture(page, "floor-page", tmp_path)
+        page.set_viewport_size({"width": 1024, "height": 768})
+        page.wait_for_timeout(300)
+        axe.check(page, "1024x768")
+        assert no_horizontal_scroll(page)
+        picture(page, "floor-page-1024", tmp_path)
+        assert axe.found == {}, axe.found
+        assert errors == []
+        context.close()
+    finally:
+        assert serve.stop() == 0, serve.log.read_text()[-2000:]
+        ingest.stop()
