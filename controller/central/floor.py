@@ -38,6 +38,7 @@ from controller.link.messages import (
     STREAM_SUBJECTS,
     MessageError,
     decode_entry,
+    ensure_stream,
     table_of_subject,
 )
 
@@ -84,6 +85,7 @@ class Floor:
         self._alarms_text = ""
         self._pools_text = ""
         self._status_text = ""
+        self._tables_shown = len(self.tiles)
         self._tasks: list[asyncio.Task[None]] = []
         self._nc: Any = None
         self.entries_folded = 0
@@ -182,19 +184,20 @@ class Floor:
         # a tile whose staleness changed is an update too
         for t in self.tiles.values():
             stale = t.stale(now, self.cfg.stale_after(t.table))
-            if stale != getattr(t, "_shown_stale", False):
+            if stale != t.shown_stale:
                 self.dirty.add(t.table)
         if self.dirty:
             tiles = []
             for name in sorted(self.dirty):
                 t = self.tiles[name]
                 view = t.to_json(now, self.cfg.stale_after(name))
-                t._shown_stale = view["stale"]  # type: ignore[attr-defined]
+                t.shown_stale = view["stale"]
                 tiles.append(view)
             msg["tiles"] = tiles
             self.dirty.clear()
-            if any(t.section == UNASSIGNED for t in self.tiles.values()):
-                msg["sections"] = self.sections_view()
+        if len(self.tiles) != self._tables_shown:  # a table not in the file shipped: arranged
+            self._tables_shown = len(self.tiles)
+            msg["sections"] = self.sections_view()
         alarms = self.alarms()
         text = json.dumps(alarms, sort_keys=True)
         if text != self._alarms_text:
@@ -304,6 +307,7 @@ class Floor:
                     max_reconnect_attempts=-1, **self.connect_options,
                 )  # fmt: skip
                 js = nc.jetstream()
+                await ensure_stream(js)  # as ingest does: the page may start before any table
                 await js.subscribe(
                     STREAM_SUBJECTS, stream=STREAM, cb=on_entry, ordered_consumer=True,
                     deliver_policy=api.DeliverPolicy.NEW,

@@ -64,6 +64,8 @@ class Tile:
     fault_seq: int = 0
     training: bool = False
     hits: list[dict[str, Any]] = field(default_factory=list)
+    #: whether the page was last sent this tile stale (a change of it is an update)
+    shown_stale: bool = False
 
     # ---------------------------------------------------------------- the fold
     def apply(self, entry: Entry, seen_ms: int) -> bool:

@@ -154,6 +154,7 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         assert [(a.split(":")[0], s) for a, s, _ in acks] == [("hit", SUPERVISOR)]
         assert acks[0][2] is not None
         assert refused == [(SUPERVISOR, "wrong PIN")]
+        picture(page, "floor-page", tmp_path)  # the README's picture: a hit pending, acknowledged
 
         # validated at its table: the alarm ends
         t1.validate_hits()
@@ -192,7 +193,6 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         axe = Axe()
         axe.check(page, "1920x1080")
         assert no_horizontal_scroll(page)
-        picture(page, "floor-page", tmp_path)
         page.set_viewport_size({"width": 1024, "height": 768})
         page.wait_for_timeout(300)
         axe.check(page, "1024x768")
