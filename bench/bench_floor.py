@@ -118,7 +118,9 @@ def _floor_file(tmp: Path, tables: int) -> Path:
     return path
 
 
-async def _ship(url: str, tables: int, seconds: float, nats_seen: dict[tuple[str, int], float]) -> list[tuple[str, int, int]]:
+async def _ship(
+    url: str, tables: int, seconds: float, nats_seen: dict[tuple[str, int], float]
+) -> list[tuple[str, int, int]]:
     """``tables`` tables shipping at 10x a real table's rate for ``seconds``: (table, seq, ts)."""
     import nats
 
@@ -152,7 +154,9 @@ async def _ship(url: str, tables: int, seconds: float, nats_seen: dict[tuple[str
             rounds[name] += 1
         ts = time.time_ns() // 1_000_000
         entry = Entry(seq, ts, rounds[name], typ, data, "0" * 64, f"{seq:064x}", "0" * 64, "")
-        await js.publish(journal_subject(name), encode_entry(entry), headers=headers_for(name, 1, seq))
+        await js.publish(
+            journal_subject(name), encode_entry(entry), headers=headers_for(name, 1, seq)
+        )
         sent.append((name, seq, ts))
         delay = start + n * tick - time.monotonic()
         if delay > 0:
@@ -167,14 +171,18 @@ class _Browsers:
 
     def __init__(self, url: str, n: int) -> None:
         cmd = [sys.executable, "-m", "bench.bench_floor", "clients", url, str(n)]
-        self.proc = subprocess.Popen(cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            cmd, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout is not None
         if self.proc.stdout.readline().strip() != "connected":
             raise RuntimeError("the floor page's websocket clients did not connect")
 
     def finish(self) -> list[dict[str, list[tuple[int, float]]]]:
         out, _ = self.proc.communicate("stop\n", timeout=60)
-        return [{t: [(int(s), float(a)) for s, a in v] for t, v in c.items()} for c in json.loads(out)]
+        return [
+            {t: [(int(s), float(a)) for s, a in v] for t, v in c.items()} for c in json.loads(out)
+        ]
 
 
 def _client_main(url: str, n: int) -> None:
@@ -205,7 +213,9 @@ def _client_main(url: str, n: int) -> None:
     print(json.dumps(arrivals))
 
 
-def _latencies(sent: list[tuple[str, int, int]], clients: list[dict[str, list[tuple[int, float]]]]) -> tuple[list[float], int]:
+def _latencies(
+    sent: list[tuple[str, int, int]], clients: list[dict[str, list[tuple[int, float]]]]
+) -> tuple[list[float], int]:
     """Per browser and entry: the first tile of its table at that seq or later."""
     out: list[float] = []
     missing = 0
@@ -259,7 +269,10 @@ def _measure(tmp: Path, url: str, dsn: str, tables: int, seconds: float) -> dict
                 if hit is not None:
                     buckets.setdefault((ts - t0) // 1000, []).append(hit - ts)
         for b, v in sorted(buckets.items()):
-            print(f"  {tables} t+{b}s: p50 {sorted(v)[len(v) // 2]:.0f} p99 {_p99(v):.0f} max {max(v):.0f}", file=sys.stderr)
+            print(
+                f"  {tables} t+{b}s: p50 {sorted(v)[len(v) // 2]:.0f} p99 {_p99(v):.0f}",
+                file=sys.stderr,
+            )
     nats_lat = [nats_seen[(t, s)] - ts for t, s, ts in sent if (t, s) in nats_seen]
     return {
         "p99": round(_p99(lat), 1), "nats_p99": round(_p99(nats_lat), 1), "idle": idle,

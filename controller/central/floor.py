@@ -20,6 +20,7 @@ stream, write a table's journal or central ingest's tables.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -88,7 +89,6 @@ class Floor:
         self._tables_shown = len(self.tiles)
         self._tasks: list[asyncio.Task[None]] = []
         self._nc: Any = None
-        self.entries_folded = 0
 
     # ------------------------------------------------------------------ the fold
     def tile(self, table: str) -> Tile:
@@ -103,7 +103,6 @@ class Floor:
             if asset is not None:
                 tile.asset = asset
             self.dirty.add(table)
-            self.entries_folded += 1
 
     # ------------------------------------------------------------------ what the page shows
     def alarms(self) -> list[dict[str, Any]]:
@@ -169,9 +168,7 @@ class Floor:
             "page_size": self.cfg.page_size,
             "now": now,
             "sections": self.sections_view(),
-            "tiles": [
-                t.to_json(now, self.cfg.stale_after(t.table)) for t in self.tiles.values()
-            ],
+            "tiles": [t.to_json(now, self.cfg.stale_after(t.table)) for t in self.tiles.values()],
             "alarms": self.alarms(),
             "pools": self.pools_view(),
             "status": self.status,
@@ -236,15 +233,11 @@ class Floor:
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:
-            try:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-            except (asyncio.CancelledError, Exception):
-                pass
         if self._nc is not None:
-            try:
+            with contextlib.suppress(Exception):
                 await self._nc.close()
-            except Exception:
-                pass
         await asyncio.get_running_loop().run_in_executor(self.db, self.store.close)
         self.db.shutdown(wait=False)
 
@@ -321,10 +314,8 @@ class Floor:
                 self.status["nats"] = f"problem: {type(exc).__name__}: {exc}"[:200]
                 log.warning("floor: NATS: %s", exc)
                 if self._nc is not None:
-                    try:
+                    with contextlib.suppress(Exception):
                         await self._nc.close()
-                    except Exception:
-                        pass
                     self._nc = None
                 await asyncio.sleep(2.0)
 

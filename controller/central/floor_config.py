@@ -121,12 +121,14 @@ def parse_floor_config(data: Mapping[str, object], source: str = "floor.toml") -
         r = Reader(raw, f"pools[{i}]", POOL_KEYS)
         journal = r.string("journal") if r.has("journal") else None
         pools.append(
-            PoolJournal(r.string("id", pattern=TABLE_ID), None if journal is None else Path(journal))
+            PoolJournal(
+                r.string("id", pattern=TABLE_ID), None if journal is None else Path(journal)
+            )
         )
     problems: list[str] = []
-    supervisors = _parse_supervisors(top.raw("supervisors", {}), problems) if top.has(
-        "supervisors"
-    ) else {}
+    supervisors = (
+        _parse_supervisors(top.raw("supervisors", {}), problems) if top.has("supervisors") else {}
+    )
     if problems:
         raise ConfigValueError("", f"{source}: {problems[0]}")
     return FloorConfig(

@@ -45,7 +45,7 @@ def shift_view(conn: Any, cfg: FloorConfig, start: int | None, end: int | None) 
         tid = str(t["table"])
         s = cfg.section_of(tid)
         name = UNASSIGNED if s is None else s.name
-        row = {
+        row: dict[str, Any] = {
             "table": tid, "section": name, "rounds": int(t["rounds"]),
             "voided_rounds": int(t["voided_rounds"]), "faults": int(t["faults"]),
             "hits": len(t["hits"]), **_figures(t["progressive"]),
@@ -66,9 +66,10 @@ def shift_view(conn: Any, cfg: FloorConfig, start: int | None, end: int | None) 
         "tables": tables,
         "sections": [sections[n] for n in order if n in sections],
         "total": {
-            "rounds": int(total["rounds"]), "hits": int(total["hits"]),
+            "rounds": int(total["rounds"]),
+            "hits": int(total["hits"]),
             **_figures(total["progressive"]),
-        },  # fmt: skip
+        },
         "refused": doc["refused"],
     }
 

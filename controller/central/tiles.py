@@ -123,10 +123,11 @@ class Tile:
             self.state = "Open_Dealing"
         elif kind == "fault":
             self.state = "Fault"
+            code = str(e.get("code") or "")
             self.fault = {
-                "code": str(e.get("code") or ""), "device": str(e.get("device") or ""),
-                "detail": str(e.get("detail") or ""), "interrupted": str(e.get("interrupted") or ""),
-                "words": fault_words(str(e.get("code") or "")),
+                "code": code, "device": str(e.get("device") or ""),
+                "detail": str(e.get("detail") or ""),
+                "interrupted": str(e.get("interrupted") or ""), "words": fault_words(code),
             }  # fmt: skip
             self.fault_seq = entry.seq
         elif kind == "fault_cleared":

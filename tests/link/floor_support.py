@@ -52,13 +52,20 @@ class CentralProcess:
         return int(self.proc.returncode)
 
 
-def floor_toml(path: Path, sections: dict[str, list[str]], stale_s: float = 3.0, **floor: Any) -> Path:
+def floor_toml(
+    path: Path, sections: dict[str, list[str]], stale_s: float = 3.0, **floor: Any
+) -> Path:
     lines = ["[floor]", 'title = "Test floor"', f"stale_s = {stale_s}"]
     lines += [f"{k} = {v!r}".replace("'", '"') for k, v in floor.items()]
     for name, tables in sections.items():
         lines += ["", "[[sections]]", f'name = "{name}"', "tables = [" + ", ".join(
             f'"{t}"' for t in tables) + "]"]  # fmt: skip
-    lines += ["", f"[supervisors.{SUPERVISOR}]", 'name = "Pit boss"', f'pin_hash = "{hash_pin(PIN)}"']
+    lines += [
+        "",
+        f"[supervisors.{SUPERVISOR}]",
+        'name = "Pit boss"',
+        f'pin_hash = "{hash_pin(PIN)}"',
+    ]
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -22,15 +22,17 @@ from typing import Any
 import psycopg
 import pytest
 from floor_support import PIN, SUPERVISOR, CentralProcess, ShippedTable, floor_toml
-from link_support import JACKPOT, InProcessController, LinkedTable, NatsServer, controller_toml, wait_for
+from link_support import (
+    JACKPOT,
+    InProcessController,
+    LinkedTable,
+    NatsServer,
+    controller_toml,
+    wait_for,
+)
+from web_support import Axe, launch, need_chromium, picture
 
 from controller.cli import main
-
-WEB = Path(__file__).resolve().parents[1]
-import sys  # noqa: E402
-
-sys.path.insert(0, str(WEB))
-from web_support import Axe, launch, need_chromium, picture  # noqa: E402
 
 LINKED = {"T1": 70001, "T2": 70002}
 SHIPPING = {"T3": 70003, "T4": 70004}
@@ -131,7 +133,9 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         wait_for(lambda: "locked_cents" in t1.view["round"]["pending"][0], what="the pool's lock")
         cents = int(t1.view["round"]["pending"][0]["locked_cents"])
         alarm = f'#alarms li[data-kind="hit"][data-table="T1"][data-cents="{cents}"]'
-        page.wait_for_selector(alarm, timeout=max(1, int((settled + 2.0 - time.monotonic()) * 1000)))
+        page.wait_for_selector(
+            alarm, timeout=max(1, int((settled + 2.0 - time.monotonic()) * 1000))
+        )
         assert time.monotonic() - settled <= 2.0
         money = f"${cents // 100:,}.{cents % 100:02d}"
         assert money in page.inner_text(alarm)
@@ -147,7 +151,9 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         page.click("#login-btn")
         page.wait_for_selector("#signed-in:not([hidden])", timeout=5000)
         page.click(f"{alarm} .ack-btn")
-        page.wait_for_selector(f"{alarm}.acked:has-text('acknowledged by {SUPERVISOR}')", timeout=5000)
+        page.wait_for_selector(
+            f"{alarm}.acked:has-text('acknowledged by {SUPERVISOR}')", timeout=5000
+        )
         with psycopg.connect(pg) as conn:
             acks = conn.execute("SELECT alarm, supervisor, acked_at FROM floor_acks").fetchall()
             refused = conn.execute("SELECT supervisor, reason FROM floor_signin_refused").fetchall()
@@ -173,7 +179,9 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         # the shift: the page's totals are `central report shift --json`'s
         for tid in ("T1", "T2", "T3"):
             last = made[tid].owner.public.seq
-            wait_for(lambda tid=tid, last=last: stored_head(pg, tid) >= last, 20, what=f"{tid} ingested")
+            wait_for(
+                lambda tid=tid, last=last: stored_head(pg, tid) >= last, 20, what=f"{tid} ingested"
+            )
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             main(["central", "report", "shift", "--pg", pg, "--json"])
@@ -183,7 +191,10 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         for key in ("wagered_cents", "contributed_cents", "paid_from_meter_cents"):
             shown = page.get_attribute("#shift-total", "data-" + key.replace("_", "-"))
             assert int(shown) == int(doc["total"]["progressive"][key]), key
-        assert int(doc["total"]["hits"]) == 1 and int(page.inner_text("#shift-total td:nth-child(4)")) == 1
+        assert (
+            int(doc["total"]["hits"]) == 1
+            and int(page.inner_text("#shift-total td:nth-child(4)")) == 1
+        )
         rows = page.locator('#shift-table tbody tr[data-row="table"]').count()
         assert rows == len(doc["tables"])
         csv = page.evaluate("async () => (await fetch('/api/shift.csv')).text()")
