@@ -53,13 +53,19 @@ class CentralProcess:
 
 
 def floor_toml(
-    path: Path, sections: dict[str, list[str]], stale_s: float = 3.0, **floor: Any
+    path: Path,
+    sections: dict[str, list[str]],
+    stale_s: float = 3.0,
+    section_stale: dict[str, float] | None = None,
+    **floor: Any,
 ) -> Path:
     lines = ["[floor]", 'title = "Test floor"', f"stale_s = {stale_s}"]
     lines += [f"{k} = {v!r}".replace("'", '"') for k, v in floor.items()]
     for name, tables in sections.items():
         lines += ["", "[[sections]]", f'name = "{name}"', "tables = [" + ", ".join(
             f'"{t}"' for t in tables) + "]"]  # fmt: skip
+        if section_stale and name in section_stale:
+            lines.append(f"stale_s = {section_stale[name]}")
     lines += [
         "",
         f"[supervisors.{SUPERVISOR}]",
