@@ -53,8 +53,8 @@ def test_a_tile_follows_the_round_and_a_pending_hit_carries_the_pools_locked_amo
     assert t.tile.wager_cents == 200  # a refused event changed nothing at the table
     t.entry("lockout_pressed")
     assert t.tile.state == "Open_LockedOut"
-    t.entry("progressive_outcome", {"type": "hit_pending", "position": 1, "level": "progressive",
-                                    "line": "royal-flush"}, position=1, line="royal-flush")  # fmt: skip
+    pending = {"type": "hit_pending", "position": 1, "level": "progressive", "line": "royal-flush"}
+    t.entry("progressive_outcome", pending, position=1, line="royal-flush")
     (alarm,) = alarms_of(t.tile, T0 + t.seq * 1000, 60)
     assert alarm["kind"] == "hit" and alarm["cents"] is None
     assert "amount not locked yet" in alarm["words"]
@@ -72,17 +72,19 @@ def test_a_tile_follows_the_round_and_a_pending_hit_carries_the_pools_locked_amo
                            "meter_after_cents": 1}]}  # fmt: skip
     t.entry("round_completed", summary, {"type": "acceptors", "armed": True})
     assert (t.tile.meter_cents, t.tile.wager_cents, t.tile.state) == (100000, 0, "Open_Betting")
-    t.entry("lockout_pressed", {"type": "meter_movement", "level": "progressive",
-                                "kind": "contribution", "round_id": 2, "display_cents": 42,
-                                "overflow_cents": 0, "reserve_cents": 8, "house_cents": 0})  # fmt: skip
+    move = {"type": "meter_movement", "level": "progressive", "kind": "contribution",
+            "round_id": 2, "display_cents": 42, "overflow_cents": 0, "reserve_cents": 8,
+            "house_cents": 0}  # fmt: skip
+    t.entry("lockout_pressed", move)
     assert t.tile.meter_cents == 100042
 
 
 def test_a_fault_is_an_alarm_until_a_supervisor_clears_it_and_the_round_resumes() -> None:
     t = Table()
     t.entry("shuffle_complete", {"type": "acceptors", "armed": True}, count=53)
-    t.entry("fault_raised", {"type": "fault", "code": "SHOE_JAM", "device": "shoe", "detail": "",
-                             "interrupted": "Open_Dealing"}, code="SHOE_JAM", device="shoe")  # fmt: skip
+    fault = {"type": "fault", "code": "SHOE_JAM", "device": "shoe", "detail": "",
+             "interrupted": "Open_Dealing"}  # fmt: skip
+    t.entry("fault_raised", fault, code="SHOE_JAM", device="shoe")
     (alarm,) = alarms_of(t.tile, T0 + t.seq * 1000, 60)
     assert alarm["kind"] == "fault" and "the shoe jammed" in alarm["words"]
     t.entry("fault_cleared", {"type": "fault_cleared", "supervisor": "s", "outcome": "resumed"},
