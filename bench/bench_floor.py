@@ -124,7 +124,7 @@ async def _ship(
     """``tables`` tables shipping at 10x a real table's rate for ``seconds``: (table, seq, ts)."""
     import nats
 
-    from controller.journal.format import Entry
+    from controller.journal.format import Entry, canonical_json, entry_hash
     from controller.link.messages import encode_entry, ensure_stream, headers_for, journal_subject
 
     nc = await nats.connect(url)
@@ -139,6 +139,7 @@ async def _ship(
     per_table_s = 3600.0 / (REAL_ROUNDS_PER_HOUR * SPEEDUP * ENTRIES_PER_ROUND)
     names = [f"F{tables}-{i:03d}" for i in range(tables)]
     seqs = dict.fromkeys(names, 0)
+    prevs = dict.fromkeys(names, "g" * 64)
     rounds = dict.fromkeys(names, 1)
     sent: list[tuple[str, int, int]] = []
     start = time.monotonic()
@@ -148,12 +149,14 @@ async def _ship(
         name = names[n % tables]
         n += 1
         seq = seqs[name] = seqs[name] + 1
-        script = _round(rounds[name])
-        typ, data = script[(seq - 1) % ENTRIES_PER_ROUND]
+        rnd, state = rounds[name], "0" * 64  # a real chain: the page checks it as ingest does
+        typ, data = _round(rnd)[(seq - 1) % ENTRIES_PER_ROUND]
         if (seq % ENTRIES_PER_ROUND) == 0:
             rounds[name] += 1
         ts = time.time_ns() // 1_000_000
-        entry = Entry(seq, ts, rounds[name], typ, data, "0" * 64, f"{seq:064x}", "0" * 64, "")
+        digest = entry_hash(seq, ts, rnd, typ, canonical_json(data, "d"), prevs[name], state)
+        entry = Entry(seq, ts, rnd, typ, data, prevs[name], digest, state, "")
+        prevs[name] = digest
         await js.publish(
             journal_subject(name), encode_entry(entry), headers=headers_for(name, 1, seq)
         )

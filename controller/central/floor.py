@@ -40,6 +40,7 @@ from controller.link.messages import (
     MessageError,
     decode_entry,
     ensure_stream,
+    recomputed_hash,
     table_of_subject,
 )
 
@@ -97,8 +98,22 @@ class Floor:
             t = self.tiles[table] = Tile(table, UNASSIGNED)
         return t
 
-    def take(self, table: str, entry: Entry, asset: int | None, seen_ms: int) -> None:
+    def take(
+        self, table: str, entry: Entry, asset: int | None, seen_ms: int, *, check: bool = False
+    ) -> None:
+        """Fold ``entry`` into its table's tile. ``check`` (a live message, not yet checked by
+        ingest): an entry that does not match its hash, or does not chain to the entry the tile
+        holds before it, is not shown (ingest refuses it and the page shows the refusal)."""
         tile = self.tile(table)
+        if check and entry.seq > tile.seq:
+            try:
+                intact = recomputed_hash(entry) == entry.hash
+            except ValueError:
+                intact = False
+            follows = tile.seq == 0 or entry.seq != tile.seq + 1 or entry.prev_hash == tile.hash
+            if not (intact and follows):
+                log.warning("floor: table %s seq %s not shown: it does not chain", table, entry.seq)
+                return
         if tile.apply(entry, seen_ms):
             if asset is not None:
                 tile.asset = asset
@@ -291,7 +306,7 @@ class Floor:
                 return  # central ingest refuses and records it; the page shows the refusal
             raw = (msg.headers or {}).get("Paigow-Asset")
             asset = int(raw) if isinstance(raw, str) and raw.isdigit() else None
-            self.take(table, entry, asset, self.clock())
+            self.take(table, entry, asset, self.clock(), check=True)
 
         while True:
             try:

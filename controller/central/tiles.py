@@ -44,6 +44,8 @@ class Tile:
     table: str
     section: str
     seq: int = 0
+    #: the hash of the entry at ``seq`` (the next one must chain to it)
+    hash: str = ""
     ts_ms: int = 0
     #: server wall time (ms) the last entry reached the page (stale is measured from it)
     seen_ms: int = 0
@@ -72,7 +74,7 @@ class Tile:
         """Fold one entry (True when it moved the tile on: a later seq)."""
         if entry.seq <= self.seq:
             return False
-        self.seq, self.ts_ms, self.seen_ms = entry.seq, entry.ts_ms, seen_ms
+        self.seq, self.hash, self.ts_ms, self.seen_ms = entry.seq, entry.hash, entry.ts_ms, seen_ms
         if entry.round_id is not None:
             self.round_id = entry.round_id
         data = entry.data

@@ -15,7 +15,9 @@ import contextlib
 import io
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,9 +32,11 @@ from link_support import (
     controller_toml,
     wait_for,
 )
+from test_central import journal_entries, publish
 from web_support import Axe, launch, need_chromium, picture
 
 from controller.cli import main
+from controller.link.messages import recomputed_hash
 
 LINKED = {"T1": 70001, "T2": 70002}
 SHIPPING = {"T3": 70003, "T4": 70004}
@@ -90,6 +94,8 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         stale_s=4.0,
         section_stale={"Pit 1": 120.0},  # the section of the pictures' hit stays live
     )
+    with config.open("a") as f:  # the pool's journal is readable here: the page verifies it
+        f.write(f'\n[[pools]]\nid = "POOL1"\njournal = "{tmp_path / "pool.db"}"\n')
     ingest = CentralProcess(tmp_path / "ingest.log", "ingest", "--nats", nats.url, "--pg", pg)
     serve = CentralProcess(
         tmp_path / "serve.log", "serve", "--config", str(config), "--pg", pg, "--nats", nats.url,
@@ -126,6 +132,8 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         for _ in range(2):
             made["T2"].play((1, 2, 3))
         page.wait_for_selector("#tile-T2 .pool-value", timeout=5000)
+        page.wait_for_selector('.pool[data-pool="POOL1"] .verified.ok', timeout=10_000)
+        assert "journal verified" in page.inner_text('.pool[data-pool="POOL1"]')
 
         # a jackpot pending validation: an alarm within 2 s, with the amount the pool locked
         t1 = made["T1"]
@@ -188,6 +196,17 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         assert time.monotonic() - stopped <= 4.0 + 2.0
         page.wait_for_selector('#alarms li[data-kind="offline"][data-table="T4"]', timeout=3000)
         assert page.is_visible("#tile-T4 .stale-note")
+
+        # the witness: an entry that does not chain to T4's head is a fork alarm at once, and the
+        # tile never shows it (ingest refuses it; the page checks the chain of what it is sent)
+        held = journal_entries(made["T4"].db)
+        last = held[-1]
+        forged = replace(last, seq=last.seq + 1, prev_hash="0" * 64, data={**last.data, "x": 1})
+        forged = replace(forged, hash=recomputed_hash(forged))
+        with ThreadPoolExecutor(1) as pool:  # Playwright's loop runs on this thread
+            pool.submit(publish, nats.url, "T4", [forged], False).result(30)
+        page.wait_for_selector('#alarms li[data-kind="fork"][data-table="T4"]', timeout=5000)
+        assert page.get_attribute("#tile-T4", "data-seq") == str(last.seq)
 
         # the shift: the page's totals are `central report shift --json`'s
         for tid in ("T1", "T2", "T3"):
