@@ -4,12 +4,12 @@ floor's sources (`controller.central.floor.Floor`).
 Routes: ``/`` the page; ``/static/...`` its files; ``/ws`` the live feed (one ``full`` message,
 then an ``update`` every 50 ms when something changed: tiles, alarms, pools, status);
 ``/api/floor`` the same by HTTP; ``/api/shift?from=&to=`` (JSON) and ``/api/shift.csv`` the
-shift per table and section (`controller.central.shift`); ``/api/trends?days=N``; ``POST
-/api/login`` / ``/api/logout`` a supervisor's session (the table's PIN rules:
-`controller.supervisor.gate.PinGate`, its refusals stored in PostgreSQL); ``POST /api/ack`` an
-acknowledgement of an alarm, stored with who and when. Everything is readable by anyone the page
-is bound to; every POST carries the XSRF token and every state change needs a session. A page
-bound to anything but loopback serves only with TLS.
+shift per table and section (`controller.central.shift`); ``/api/trends?days=N`` the last days,
+``?hours=N`` the shift hour by hour; ``POST /api/login`` / ``/api/logout`` a supervisor's
+session (the table's PIN rules: `controller.supervisor.gate.PinGate`, its refusals stored in
+PostgreSQL); ``POST /api/ack`` an acknowledgement of an alarm, stored with who and when.
+Everything is readable by anyone the page is bound to; every POST carries the XSRF token and
+every state change needs a session. A page bound to anything but loopback serves only with TLS.
 
 Must never block the loop (PIN checks and database calls run on executors), write a table's
 journal, central ingest's tables or the stream, or echo a PIN.
@@ -34,7 +34,7 @@ import tornado.websocket
 
 from controller.central.floor import Floor, wall_ms
 from controller.central.floor_config import FloorConfig
-from controller.central.shift import shift_csv, shift_view, trends_view
+from controller.central.shift import DAY_MS, HOUR_MS, shift_csv, shift_view, trends_view
 from controller.central.store import FloorStore
 from controller.journal.reports import ReportError, parse_time
 from controller.link.central import connect_pg
@@ -162,17 +162,20 @@ class Shift(Base):
 
 
 class Trends(Base):
+    """``?days=N`` (1-31): the last days; ``?hours=N`` (1-24): the shift hour by hour."""
+
     async def get(self) -> None:
-        try:
-            days = int(self.get_argument("days", "7"))
-        except ValueError:
-            raise tornado.web.HTTPError(400, reason="days: a whole number 1-31") from None
-        if not 1 <= days <= MAX_DAYS:
-            raise tornado.web.HTTPError(400, reason="days: a whole number 1-31")
+        hours = self.get_argument("hours", "")
+        text, limit, step = (
+            (hours, 24, HOUR_MS) if hours else (self.get_argument("days", "7"), MAX_DAYS, DAY_MS)
+        )
+        unit = "hours" if hours else "days"
+        if not text.isdigit() or not 1 <= int(text) <= limit:
+            raise tornado.web.HTTPError(400, reason=f"{unit}: a whole number 1-{limit}")
         loop = asyncio.get_running_loop()
         try:
             view = await loop.run_in_executor(
-                self.app.reports, self.app.report, trends_view, wall_ms(), days
+                self.app.reports, self.app.report, trends_view, wall_ms(), int(text), step
             )
         except Exception as exc:
             raise tornado.web.HTTPError(503, reason=f"PostgreSQL: {exc}"[:200]) from None

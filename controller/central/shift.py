@@ -22,10 +22,11 @@ FIGURES = (
     ("wagered_cents", "drop of progressive wagers"),
     ("contributed_cents", "contributions"),
     ("paid_from_meter_cents", "hits paid from the meter"),
-    ("house_cents", "house-funded"),
+    ("house_funded_cents", "house-funded"),
     ("adjustments_cents", "adjustments"),
 )
 DAY_MS = 86_400_000
+HOUR_MS = 3_600_000
 
 
 def _figures(progressive: dict[str, Any]) -> dict[str, int]:
@@ -74,15 +75,20 @@ def shift_view(conn: Any, cfg: FloorConfig, start: int | None, end: int | None) 
     }
 
 
-def trends_view(conn: Any, cfg: FloorConfig, now_ms: int, days: int) -> dict[str, Any]:
-    """The last ``days`` whole UTC days (today's so far last): each day's shift per section."""
-    today = now_ms - now_ms % DAY_MS
+def trends_view(
+    conn: Any, cfg: FloorConfig, now_ms: int, count: int, step_ms: int = DAY_MS
+) -> dict[str, Any]:
+    """The last ``count`` whole steps (UTC days, or hours with ``step_ms`` = `HOUR_MS`; the
+    current one so far last): each step's shift per section and for the floor."""
+    current = now_ms - now_ms % step_ms
     out = []
-    for i in range(days - 1, -1, -1):
-        start = today - i * DAY_MS
-        view = shift_view(conn, cfg, start, start + DAY_MS)
+    figures: list[dict[str, str]] = []
+    for i in range(count - 1, -1, -1):
+        start = current - i * step_ms
+        view = shift_view(conn, cfg, start, start + step_ms)
+        figures = view["figures"]
         out.append({"from": start, "sections": view["sections"], "total": view["total"]})
-    return {"days": out, "figures": shift_view(conn, cfg, today, None)["figures"]}
+    return {"steps": out, "figures": figures, "step_ms": step_ms}
 
 
 def shift_csv(view: dict[str, Any]) -> str:

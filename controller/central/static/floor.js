@@ -308,11 +308,17 @@
     foot.id = "shift-total";
     figs.forEach((f) => foot.setAttribute("data-" + f.key.replace(/_/g, "-"), v.total[f.key]));
     $("shift-table").tFoot.replaceChildren(foot);
+    const hr = await fetch("/api/trends?hours=8");
+    if (hr.ok) {
+      const t = await hr.json();
+      const groups = t.steps.map((d) => Object.assign({ at: new Date(d.from).toISOString().slice(11, 16) }, d.total));
+      bars($("hour-chart"), groups, t.figures, "at");
+    }
     const tr = await fetch("/api/trends?days=7");
     if (tr.ok) {
       const t = await tr.json();
-      const groups = t.days.map((d) => Object.assign({ day: new Date(d.from).toISOString().slice(5, 10) }, d.total));
-      bars($("trend-chart"), groups, t.figures, "day");
+      const groups = t.steps.map((d) => Object.assign({ at: new Date(d.from).toISOString().slice(5, 10) }, d.total));
+      bars($("trend-chart"), groups, t.figures, "at");
     }
   }
   $("shift-form").addEventListener("submit", (ev) => { ev.preventDefault(); loadShift(); });
