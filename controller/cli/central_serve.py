@@ -13,13 +13,17 @@ import dataclasses
 import sys
 from typing import Any
 
+from controller.cli.args import whole
+
 
 def register(actions: Any) -> None:
     srv = actions.add_parser("serve", help="the floor's page of every table, with alarms")
     srv.add_argument("--config", help="the floor page's TOML file (sections, supervisors, TLS)")
     srv.add_argument("--pg", required=True, help="the PostgreSQL connection string (libpq DSN)")
     srv.add_argument("--nats", action="append", default=[], help="a NATS server URL (repeat)")
-    srv.add_argument("--port", type=int, help="listen on this port (0: any free one)")
+    srv.add_argument(
+        "--port", type=whole(0, 65535, "a port 0-65535"), help="listen on this port (0: any free)"
+    )
     srv.add_argument("--tls-ca", help="CA file for tls:// NATS servers")
     srv.add_argument("--tls-cert", help="NATS client certificate (with --tls-key)")
     srv.add_argument("--tls-key", help="NATS client key")
@@ -42,9 +46,6 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"central serve: {exc}", file=sys.stderr)
         return 2
     if args.port is not None:
-        if not 0 <= args.port <= 65535:
-            print("central serve: --port: 0-65535", file=sys.stderr)
-            return 2
         cfg = dataclasses.replace(cfg, port=args.port)
     try:
         return serve(cfg, args.pg, args.nats, options)
