@@ -244,3 +244,51 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
     finally:
         assert serve.stop() == 0, serve.log.read_text()[-2000:]
         ingest.stop()
+
+
+def test_the_page_off_loopback_is_tls_and_read_only_until_a_supervisor_signs_in(
+    tmp_path: Path, pg: str
+) -> None:
+    """Anyone reads the page; acknowledging needs a signed-in supervisor (as a table's page,
+    NY 5324.41(k)(3)(iii): who validates is recorded); with its TLS files the page answers only
+    over TLS, as NATS does off loopback (docs/link.md "Security")."""
+    import http.cookiejar
+    import ssl
+    import urllib.error
+    import urllib.request
+
+    from test_link_security import make_ca
+
+    certs = make_ca(tmp_path)
+    config = floor_toml(
+        tmp_path / "floor.toml", {"Pit 1": ["T1"]}, tls_cert=str(certs["cert"]),
+        tls_key=str(certs["key"]),
+    )  # fmt: skip
+    serve = CentralProcess(
+        tmp_path / "serve.log", "serve", "--config", str(config), "--pg", pg, "--port", "0"
+    )
+    try:
+        url = serve.wait_url()
+        assert url.startswith("https://127.0.0.1:")
+        ctx = ssl.create_default_context(cafile=str(certs["ca"]))
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(
+            urllib.request.HTTPSHandler(context=ctx), urllib.request.HTTPCookieProcessor(jar)
+        )
+        with opener.open(url + "api/floor", timeout=10) as r:
+            floor = json.loads(r.read())
+        assert [t["table"] for t in floor["tiles"]] == ["T1"] and floor["me"] is None
+        opener.open(url, timeout=10).read()  # the page sets its XSRF cookie
+        xsrf = next(c.value for c in jar if c.name == "_xsrf")
+        ack = urllib.request.Request(
+            url + "api/ack", data=b'{"alarm": "x"}', method="POST",
+            headers={"X-XSRFToken": xsrf, "Content-Type": "application/json"},
+        )  # fmt: skip
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            opener.open(ack, timeout=10)
+        assert refused.value.code == 403
+        assert "sign in as a supervisor" in refused.value.read().decode()
+        with pytest.raises(OSError):  # no plain HTTP on the TLS port (reset or refused)
+            urllib.request.urlopen(url.replace("https://", "http://") + "api/floor", timeout=5)
+    finally:
+        assert serve.stop() == 0, serve.log.read_text()[-2000:]
