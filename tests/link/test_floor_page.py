@@ -292,3 +292,37 @@ def test_the_page_off_loopback_is_tls_and_read_only_until_a_supervisor_signs_in(
             urllib.request.urlopen(url.replace("https://", "http://") + "api/floor", timeout=5)
     finally:
         assert serve.stop() == 0, serve.log.read_text()[-2000:]
+
+
+def test_two_hundred_tables_page_by_section_at_1024x768(
+    tmp_path: Path, pg: str, browser: Any
+) -> None:
+    """200 tables in four sections: a section's tiles come a page at a time (``page_size``), a
+    section can be shown alone, nothing scrolls sideways and axe-core finds nothing critical."""
+    sections = {f"Pit {s + 1}": [f"F{s * 50 + i:03d}" for i in range(50)] for s in range(4)}
+    config = floor_toml(tmp_path / "floor.toml", sections, stale_s=60.0, page_size=24)
+    serve = CentralProcess(
+        tmp_path / "serve.log", "serve", "--config", str(config), "--pg", pg, "--port", "0"
+    )
+    try:
+        url = serve.wait_url()
+        context = browser.new_context(viewport={"width": 1024, "height": 768}, bypass_csp=True)
+        page = context.new_page()
+        page.goto(url)
+        page.wait_for_selector("#conn.on", timeout=10_000)
+        assert page.locator(".tile").count() == 4 * 24
+        pit2 = page.locator('section[aria-label="section Pit 2"]')
+        assert "page 1 of 3" in pit2.inner_text()
+        pit2.locator("button:has-text('Next')").click()
+        page.wait_for_selector("#tile-F074", timeout=2000)
+        assert not page.is_visible("#tile-F050")
+        page.click("#section-tabs button:has-text('Pit 4')")
+        assert page.locator(".tile").count() == 24
+        assert page.is_visible("#tile-F150")
+        assert no_horizontal_scroll(page)
+        axe = Axe()
+        axe.check(page, "200 tables, 1024x768")
+        assert axe.found == {}, axe.found
+        context.close()
+    finally:
+        assert serve.stop() == 0, serve.log.read_text()[-2000:]
