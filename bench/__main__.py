@@ -35,6 +35,7 @@ TARGETS: dict[str, tuple[str, float]] = {
     "service_rss_mib": ("<=", 80.0),
     "link_contribution_p99_ms": ("<=", 100.0),
     "link_tables_sustained": (">=", 1000),
+    "floor_tile_update_p99_ms": ("<=", 250.0),
     "cli_start_vs_bare_python": ("<=", 4.0),
     "journal_bytes_per_round": ("<=", 30_000),
     "journal_syncs_per_round": ("<=", 16.0),

@@ -1,6 +1,7 @@
 """``tablectl central ingest --nats URL --pg DSN --keys DIR [--once | --until-idle S]`` (every
 table's journal stream into PostgreSQL) and ``tablectl central report shift|meters|hits --pg
-DSN [--json]`` (the floor's view, table by table and in total).
+DSN [--json]`` (the floor's view, table by table and in total); ``tablectl central serve`` is in
+central_serve.py.
 
 Parsing and printing only: the work is `controller.link.central`. Must never print a traceback
 for an unreachable server or a bad argument.
@@ -48,6 +49,9 @@ def register(sub: Any) -> None:
         "--limit", type=whole(0, 1_000_000), default=25, help="hits: the floor's last N (0 = all)"
     )
     rep.set_defaults(func=run_report)
+    from controller.cli import central_serve
+
+    central_serve.register(actions)
 
 
 def _connect_options(args: argparse.Namespace) -> dict[str, Any]:
