@@ -12,8 +12,9 @@ against baselines measured in the same run, on a real nats-server and PostgreSQL
   (``floor_serve_idle_rss_mib``), ``floor_rss_vs_idle_ratio``; ``floor_tile_update_p99_ms_200``
   the latency at 200 tables (one process keeps up).
 
-The entries are a synthetic round's (the page folds effects; it checks no hash), each published
-on ``table.<id>.journal`` as a shipper does. Writes only temporary files.
+The entries are a synthetic round's, chained and MAC'd with each table's own link key (the page
+checks both, as ingest does), each published on ``table.<id>.journal`` as a shipper does.
+Writes only temporary files.
 """
 
 from __future__ import annotations
@@ -118,8 +119,30 @@ def _floor_file(tmp: Path, tables: int) -> Path:
     return path
 
 
+def _keys(ring: Path, tables: int) -> dict[str, Any]:
+    """Each simulated table's link key, provisioned in the keyring ``ring`` the page reads (its
+    entries are MAC'd as a shipper's are: the page shows a live entry only with its MAC)."""
+    from controller.link.keys import load_table_key, provision
+
+    out: dict[str, Any] = {}
+    for name in _names(tables):
+        path = ring.parent / f"{name}.key"
+        if not path.exists():
+            provision(ring, name, path)
+        out[name] = load_table_key(path, name)
+    return out
+
+
+def _names(tables: int) -> list[str]:
+    return [f"F{tables}-{i:03d}" for i in range(tables)]
+
+
 async def _ship(
-    url: str, tables: int, seconds: float, nats_seen: dict[tuple[str, int], float]
+    url: str,
+    tables: int,
+    seconds: float,
+    nats_seen: dict[tuple[str, int], float],
+    keys: dict[str, Any],
 ) -> list[tuple[str, int, int]]:
     """``tables`` tables shipping at 10x a real table's rate for ``seconds``: (table, seq, ts)."""
     import nats
@@ -137,7 +160,7 @@ async def _ship(
 
     await nc.subscribe("table.*.journal", cb=seen)
     per_table_s = 3600.0 / (REAL_ROUNDS_PER_HOUR * SPEEDUP * ENTRIES_PER_ROUND)
-    names = [f"F{tables}-{i:03d}" for i in range(tables)]
+    names = _names(tables)
     seqs = dict.fromkeys(names, 0)
     prevs = dict.fromkeys(names, "g" * 64)
     rounds = dict.fromkeys(names, 1)
@@ -157,8 +180,9 @@ async def _ship(
         digest = entry_hash(seq, ts, rnd, typ, canonical_json(data, "d"), prevs[name], state)
         entry = Entry(seq, ts, rnd, typ, data, prevs[name], digest, state, "")
         prevs[name] = digest
+        mac = keys[name].entry_header(seq, digest)
         await js.publish(
-            journal_subject(name), encode_entry(entry), headers=headers_for(name, 1, seq)
+            journal_subject(name), encode_entry(entry), headers=headers_for(name, 1, seq, mac)
         )
         sent.append((name, seq, ts))
         delay = start + n * tick - time.monotonic()
@@ -241,9 +265,12 @@ def _rss_mib(pid: int) -> float:
 
 
 def _measure(tmp: Path, url: str, dsn: str, tables: int, seconds: float) -> dict[str, float]:
+    ring = tmp / "link-keys"
+    keys = _keys(ring, tables)
     proc = subprocess.Popen(
         [sys.executable, "-m", "controller.cli", "central", "serve", "--config",
-         str(_floor_file(tmp, tables)), "--pg", dsn, "--nats", url, "--port", "0"],
+         str(_floor_file(tmp, tables)), "--pg", dsn, "--nats", url, "--port", "0",
+         "--keys", str(ring)],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
     )  # fmt: skip
     try:
@@ -256,7 +283,7 @@ def _measure(tmp: Path, url: str, dsn: str, tables: int, seconds: float) -> dict
         time.sleep(2.0)
         idle = _rss_mib(proc.pid)
         nats_seen: dict[tuple[str, int], float] = {}
-        sent = asyncio.run(_ship(url, tables, seconds, nats_seen))
+        sent = asyncio.run(_ship(url, tables, seconds, nats_seen, keys))
         busy = _rss_mib(proc.pid)
         clients = browsers.finish()
     finally:

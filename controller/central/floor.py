@@ -33,8 +33,10 @@ from controller.central.floor_config import UNASSIGNED, FloorConfig
 from controller.central.store import FloorStore
 from controller.central.tiles import Tile, alarms_of
 from controller.journal.format import Entry
+from controller.link.keys import Keyring
 from controller.link.messages import (
     KV_BUCKET,
+    MAC_HEADER,
     STREAM,
     STREAM_SUBJECTS,
     MessageError,
@@ -66,8 +68,12 @@ class Floor:
         servers: list[str] | None = None,
         connect_options: Mapping[str, Any] | None = None,
         clock: Callable[[], int] = wall_ms,
+        keys: Keyring | None = None,
     ) -> None:
         self.cfg = cfg
+        #: the tables' link keys: a live entry is shown only with its table's MAC; without a
+        #: keyring only what central ingest stored (it checked the MAC) is shown
+        self.keys = keys
         self.store = store
         self.servers = servers or []
         self.connect_options = dict(connect_options or {})
@@ -118,6 +124,22 @@ class Floor:
             if asset is not None:
                 tile.asset = asset
             self.dirty.add(table)
+
+    def take_live(self, table: str, entry: Entry, headers: Mapping[str, str]) -> bool:
+        """A live entry from the stream, shown only with its table's MAC (nothing from a table
+        counts until authenticated); without a keyring it waits for central ingest, which
+        checked it, to store it. True when it was folded in."""
+        if self.keys is None:
+            return False
+        why = self.keys.check_entry(table, entry.seq, entry.hash, headers.get(MAC_HEADER))
+        if why is not None:
+            log.warning("floor: table %s seq %s not shown: %s", table, entry.seq, why)
+            return False
+        raw = headers.get("Paigow-Asset")
+        asset = int(raw) if isinstance(raw, str) and raw.isdigit() else None
+        before = self.tile(table).seq
+        self.take(table, entry, asset, self.clock(), check=True)
+        return self.tile(table).seq != before
 
     # ------------------------------------------------------------------ what the page shows
     def alarms(self) -> list[dict[str, Any]]:
@@ -304,9 +326,7 @@ class Floor:
                 entry = decode_entry(msg.data)
             except MessageError:
                 return  # central ingest refuses and records it; the page shows the refusal
-            raw = (msg.headers or {}).get("Paigow-Asset")
-            asset = int(raw) if isinstance(raw, str) and raw.isdigit() else None
-            self.take(table, entry, asset, self.clock(), check=True)
+            self.take_live(table, entry, msg.headers or {})
 
         while True:
             try:

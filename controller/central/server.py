@@ -38,6 +38,7 @@ from controller.central.shift import DAY_MS, HOUR_MS, shift_csv, shift_view, tre
 from controller.central.store import FloorStore
 from controller.journal.reports import ReportError, parse_time
 from controller.link.central import connect_pg
+from controller.link.keys import Keyring
 from controller.supervisor.gate import SUPERVISOR_ID_RULE, PinGate, valid_supervisor_id
 from controller.supervisor.lockout import LockoutBook
 from controller.web.auth import COOKIE, Sessions
@@ -294,15 +295,17 @@ def serve(
     servers: list[str],
     connect_options: Mapping[str, Any] | None = None,
     say: Any = print,
+    keys: Keyring | None = None,
 ) -> int:
-    """Serve until SIGTERM or SIGINT; the exit code."""
+    """Serve until SIGTERM or SIGINT; the exit code. ``keys``: the tables' link keys (a live
+    entry is shown with its table's MAC only; without them, what central ingest stored)."""
     ctx = tls_context(cfg)
     if ctx is None and not cfg.loopback:
         raise ServeError(
             f"floor.host {cfg.host} is not loopback: set floor.tls_cert and floor.tls_key "
             "(the page serves other machines only over TLS)"
         )
-    return asyncio.run(_serve(cfg, dsn, servers, dict(connect_options or {}), ctx, say))
+    return asyncio.run(_serve(cfg, dsn, servers, dict(connect_options or {}), ctx, say, keys))
 
 
 async def _serve(
@@ -312,8 +315,9 @@ async def _serve(
     options: dict[str, Any],
     ctx: ssl.SSLContext | None,
     say: Any,
+    keys: Keyring | None = None,
 ) -> int:
-    floor = Floor(cfg, FloorStore(dsn), servers=servers, connect_options=options)
+    floor = Floor(cfg, FloorStore(dsn), servers=servers, connect_options=options, keys=keys)
     await floor.start()
     app = FloorApp(cfg, floor, dsn)
     loop = asyncio.get_running_loop()

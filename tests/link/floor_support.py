@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-from link_support import ROOT, LinkedTable
+from link_support import ROOT, LinkedTable, table_key
 
 from controller.config import SIMULATED_TABLE, hash_pin, parse_config
 
@@ -86,7 +86,7 @@ class ShippedTable(LinkedTable):
         data["game"].update(card_reading_shoe=False, side_wager={"offered": False})
         data["journal"]["path"] = str(tmp / f"{table_id}.db")
         data["sas"]["enabled"] = False
-        data["link"] = {"servers": [url]}
+        data["link"] = {"servers": [url], "key_file": str(table_key(tmp, table_id))}
         from controller.service.wiring import LinkAttachment
 
         self.config = parse_config(data, f"{table_id}.toml")

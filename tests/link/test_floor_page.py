@@ -30,6 +30,7 @@ from link_support import (
     LinkedTable,
     NatsServer,
     controller_toml,
+    keyring,
     wait_for,
 )
 from test_central import journal_entries, publish
@@ -96,10 +97,13 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
     )
     with config.open("a") as f:  # the pool's journal is readable here: the page verifies it
         f.write(f'\n[[pools]]\nid = "POOL1"\njournal = "{tmp_path / "pool.db"}"\n')
-    ingest = CentralProcess(tmp_path / "ingest.log", "ingest", "--nats", nats.url, "--pg", pg)
+    keys = str(keyring(tmp_path))
+    ingest = CentralProcess(
+        tmp_path / "ingest.log", "ingest", "--nats", nats.url, "--pg", pg, "--keys", keys
+    )
     serve = CentralProcess(
         tmp_path / "serve.log", "serve", "--config", str(config), "--pg", pg, "--nats", nats.url,
-        "--port", "0",
+        "--port", "0", "--keys", keys,
     )  # fmt: skip
     try:
         url = serve.wait_url()
@@ -204,7 +208,7 @@ def test_the_floor_page_follows_four_tables_alarms_and_the_shift(
         forged = replace(last, seq=last.seq + 1, prev_hash="0" * 64, data={**last.data, "x": 1})
         forged = replace(forged, hash=recomputed_hash(forged))
         with ThreadPoolExecutor(1) as pool:  # Playwright's loop runs on this thread
-            pool.submit(publish, nats.url, "T4", [forged], False).result(30)
+            pool.submit(publish, nats.url, "T4", [forged], tmp_path, False).result(30)
         page.wait_for_selector('#alarms li[data-kind="fork"][data-table="T4"]', timeout=5000)
         assert page.get_attribute("#tile-T4", "data-seq") == str(last.seq)
 

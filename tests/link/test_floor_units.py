@@ -160,3 +160,36 @@ def test_the_floor_unit_runs_the_documented_serve_and_is_not_restarted_for_bad_a
     assert (args.command, args.central_command) == ("central", "serve")
     assert args.config == "/etc/paigow/floor.toml" and len(args.nats) == 3
     assert service["RestartPreventExitStatus"] == "2"
+
+
+def test_a_live_entry_is_shown_only_with_its_tables_mac_issue_22(tmp_path: Path) -> None:
+    """Nothing from a table counts until authenticated: the page folds a live entry only when it
+    carries its table's MAC; one forged by another table's key (or none) is not shown, and
+    without a keyring the page waits for central ingest (which checks the MAC) to store it."""
+    from controller.central.floor import Floor
+    from controller.central.store import FloorStore
+    from controller.journal.format import canonical_json, entry_hash
+    from controller.link.keys import Keyring, load_table_key, provision
+    from controller.link.messages import MAC_HEADER
+
+    ring = tmp_path / "ring"
+    provision(ring, "T1", tmp_path / "T1.key")
+    provision(ring, "T2", tmp_path / "T2.key")
+    t1, t2 = (load_table_key(tmp_path / f"{t}.key", t) for t in ("T1", "T2"))
+    data = {"supervisor": "s", "effects": [{"type": "shuffle"}]}
+    state = "0" * 64
+    digest = entry_hash(1, T0, 0, "table_opened", canonical_json(data, "d"), "g" * 64, state)
+    entry = Entry(1, T0, 0, "table_opened", data, "g" * 64, digest, state, "")
+
+    def page(keys: Keyring | None) -> Floor:
+        return Floor(FloorConfig(), FloorStore("dbname=unused"), keys=keys, clock=lambda: T0)
+
+    keyed = page(Keyring(ring))
+    assert not keyed.take_live("T1", entry, {})  # no MAC
+    assert not keyed.take_live("T1", entry, {MAC_HEADER: t2.entry_header(1, digest)})
+    assert keyed.tile("T1").seq == 0
+    assert keyed.take_live("T1", entry, {MAC_HEADER: t1.entry_header(1, digest)})
+    assert keyed.tile("T1").state == "Open_Shuffling"
+    unkeyed = page(None)
+    assert not unkeyed.take_live("T1", entry, {MAC_HEADER: t1.entry_header(1, digest)})
+    assert unkeyed.tile("T1").seq == 0
