@@ -7,9 +7,11 @@ those named by ``--rows``: a subdivision such as
 ``(a)(4)``, or a label such as ``"NJ 11.8C (b)6"``), the row's mutant (tests/conformance/mutants.py)
 is applied to a temporary copy of this checkout and the row's cited tests run there in a fresh
 pytest process (``-x``): the mutant is killed when a test fails (pytest's status 1). First the cited
-tests run once unmutated and must pass (a test failing anyway proves nothing). Printed, one line a
-row: killed / SURVIVED / NOT APPLIED (the patch's text is not found exactly once: the code drifted
-and the mutant must be rewritten) / ERROR (the tests could not run); then the rows that survived.
+tests run once unmutated and must pass (a test failing anyway proves nothing): a row citing a test
+that fails unmutated is BROKEN (the rule does not hold as the code stands) and its mutant is not
+run. Printed, one line a row: killed / SURVIVED / NOT APPLIED (the patch's text is not found
+exactly once: the code drifted and the mutant must be rewritten) / BROKEN / ERROR (the tests could
+not run); then the rows that did not end killed.
 Exit status 0 only when every row's mutant was killed. Never writes to the checkout itself.
 """
 
@@ -36,7 +38,7 @@ PYTEST = ["-m", "pytest", "-p", "no:randomly", "-p", "no:cacheprovider", "-q", "
 @dataclass
 class Result:
     row: Row
-    status: str  # killed, SURVIVED, NOT APPLIED, ERROR
+    status: str  # killed, SURVIVED, NOT APPLIED, BROKEN, ERROR
     detail: str
     seconds: float
 
@@ -100,6 +102,14 @@ def _run_row(row: Row, tree: Path) -> Result:
     return Result(row, "ERROR", f"pytest status {proc.returncode}\n{_tail(proc.stdout)}", secs)
 
 
+def _print(res: Result) -> None:
+    print(
+        f"{res.status:<11} {res.row.label:<22} {res.row.mutant or '-':<44} "
+        f"{res.seconds:5.1f} s  {res.detail}",
+        flush=True,
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.conformance", description=__doc__)
     ap.add_argument("--rows", nargs="*", help="only these subdivisions, e.g. '(a)(4)' '(b)6'")
@@ -123,13 +133,25 @@ def main(argv: list[str] | None = None) -> int:
             _copy_tree(t)
         everything = list(dict.fromkeys(n for r in selected for n in r.tests))
         base = _pytest(trees[0], everything, stop_first=False)
-        if base.returncode != 0:
-            print(
-                f"conformance: the cited tests fail without any mutant (status {base.returncode}):"
-            )
-            print("\n".join("  " + f for f in _failed(base.stdout)) or _tail(base.stdout))
+        failing = {f.split("[")[0] for f in _failed(base.stdout)}
+        if base.returncode not in (0, 1) or (base.returncode == 1 and not failing):
+            print(f"conformance: the cited tests could not run (status {base.returncode}):")
+            print(_tail(base.stdout))
             return 1
-        print(f"conformance: {len(everything)} cited tests pass unmutated; {len(selected)} rows")
+        results: list[Result] = []
+        runnable: list[Row] = []
+        for row in selected:
+            broken = [t for t in row.tests if t in failing]
+            if broken:
+                res = Result(row, "BROKEN", "fails unmutated: " + ", ".join(broken), 0.0)
+                results.append(res)
+                _print(res)
+            else:
+                runnable.append(row)
+        print(
+            f"conformance: {len(everything) - len(failing)} of {len(everything)} cited tests pass "
+            f"unmutated; {len(runnable)} of {len(selected)} rows to run"
+        )
 
         free = list(trees)
         lock = threading.Lock()
@@ -143,15 +165,10 @@ def main(argv: list[str] | None = None) -> int:
                 with lock:
                     free.append(tree)
 
-        results: list[Result] = []
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
-            for res in pool.map(one, selected):
+            for res in pool.map(one, runnable):
                 results.append(res)
-                print(
-                    f"{res.status:<11} {res.row.label:<22} {res.row.mutant or '-':<44} "
-                    f"{res.seconds:5.1f} s  {res.detail}",
-                    flush=True,
-                )
+                _print(res)
     finally:
         if args.keep:
             print(f"conformance: copies kept in {work}")
@@ -164,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
         f"conformance: {len(results) - len(bad)} of {len(results)} mutants killed "
         f"in {elapsed:.0f} s"
     )
-    for status in ("SURVIVED", "NOT APPLIED", "ERROR"):
+    for status in ("SURVIVED", "NOT APPLIED", "BROKEN", "ERROR"):
         rows = [r for r in bad if r.status == status]
         if rows:
             print(f"{status}: " + ", ".join(f"{r.row.label} ({r.row.mutant})" for r in rows))

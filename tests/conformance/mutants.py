@@ -43,6 +43,7 @@ CTX = "fsm/round/context.py"
 CFG = "fsm/round/config.py"
 PAY = "fsm/rules/paytables.py"
 PROG = "fsm/rules/progressive.py"
+SETTLE = "fsm/round/phases/settle.py"
 
 MUTANTS: dict[str, Mutant] = {
     # --- positions and the count (fsm/round/position.py)
@@ -50,24 +51,24 @@ MUTANTS: dict[str, Mutant] = {
         "six betting positions and the dealer: the count skips the sixth area",
         (
             POS,
-            "return [(first + i) % SEATS for i in range(SEATS)]",
-            "return [(first + i) % SEATS for i in range(SEATS - 1)] + [first]",
+            "return [seats[(at + i) % SEATS] for i in range(SEATS)]",
+            "return [seats[(at + i) % SEATS] for i in range(SEATS - 1)] + [first]",
         ),
     ),
     "count_goes_clockwise": _m(
         "the count from the dealer goes counterclockwise (NY 5324.2(b)): it goes clockwise",
         (
             POS,
-            "return [(first + i) % SEATS for i in range(SEATS)]",
-            "return [(first - i) % SEATS for i in range(SEATS)]",
+            "return [seats[(at + i) % SEATS] for i in range(SEATS)]",
+            "return [seats[(at - i) % SEATS] for i in range(SEATS)]",
         ),
     ),
     "stacks_go_counterclockwise": _m(
         "stacks go clockwise from the starting position: they go counterclockwise",
         (
             POS,
-            "return [(start_seat - i) % SEATS for i in range(SEATS)]",
-            "return [(start_seat + i) % SEATS for i in range(SEATS)]",
+            "return [seats[(at - i) % SEATS] for i in range(SEATS)]",
+            "return [seats[(at + i) % SEATS] for i in range(SEATS)]",
         ),
     ),
     "the_bank_is_not_number_one": _m(
@@ -76,14 +77,18 @@ MUTANTS: dict[str, Mutant] = {
     ),
     "three_card_first_stack_to_the_nearest_left": _m(
         "the first stack goes to the pai gow position farthest left: to the nearest",
-        (POS, "return [*sorted(areas, reverse=True), DEALER]", "return [*sorted(areas), DEALER]"),
+        (
+            POS,
+            "return [*sorted(areas, key=clockwise.index), DEALER]",
+            "return [*sorted(areas, key=clockwise.index, reverse=True), DEALER]",
+        ),
     ),
     "three_card_dealer_first": _m(
         "stacks go to the pai gow positions, then the dealer: the dealer first",
         (
             POS,
-            "return [*sorted(areas, reverse=True), DEALER]",
-            "return [DEALER, *sorted(areas, reverse=True)]",
+            "return [*sorted(areas, key=clockwise.index), DEALER]",
+            "return [DEALER, *sorted(areas, key=clockwise.index)]",
         ),
     ),
     # --- the player bank (fsm/round/banking.py)
@@ -167,6 +172,16 @@ MUTANTS: dict[str, Mutant] = {
         "one progressive wager per acceptor, its light lit: a second chip is taken",
         (BET, "return area not in s.c.r.wagers or s.refuse(", "return True or s.refuse("),
     ),
+    "pai_gow_checked_only_in_three_card_mode": _m(
+        "(k)(1) in every mode: a progressive wager without a pai gow wager is refused only with "
+        "the three-card bonus",
+        (
+            BET,
+            "    pai_gow = s.c.r.pai_gow\n    if pai_gow is None:\n        return True",
+            "    pai_gow = s.c.r.pai_gow\n"
+            "    if pai_gow is None or not s.c.config.three_card_bonus:\n        return True",
+        ),
+    ),
     "chip_count_mismatch_ignored": _m(
         "the chips counted against the lights: a mismatch is ignored",
         (BET, "return s.c.r.mismatch is None or s.refuse(", "return True or s.refuse("),
@@ -236,14 +251,6 @@ MUTANTS: dict[str, Mutant] = {
         "envy amounts are fixed: a higher amount is accepted",
         (PAY, "if raw != minimum:", "if raw < minimum:"),
     ),
-    "fortune_limit_below_40000": _m(
-        "the fortune bonus / insurance payout limit is at least $40,000: any limit is accepted",
-        (
-            PAY,
-            "need = max(floor, int(-(-at_min // 1)))",
-            'need = 0 if group == "fortune" else max(floor, int(-(-at_min // 1)))',
-        ),
-    ),
     "seven_card_limit_below_50000": _m(
         "the seven-card bonus payout limit is at least $50,000: any limit is accepted",
         (
@@ -299,8 +306,8 @@ MUTANTS: dict[str, Mutant] = {
         ),
         (
             BET,
-            "Transition(trigger, LOCKED_OUT, None, [rng_mode, *guards], before=act),",
-            "Transition(trigger, LOCKED_OUT, RNG, [rng_mode, *guards], before=act),",
+            "Transition(trigger, LOCKED_OUT, None, [rng_mode, *guards, pai_gow_covers],",
+            "Transition(trigger, LOCKED_OUT, RNG, [rng_mode, *guards, pai_gow_covers],",
         ),
     ),
     "the_bank_may_not_activate_the_rng": _m(
@@ -310,6 +317,10 @@ MUTANTS: dict[str, Mutant] = {
             'e.by != "bank"\n        or s.c.bank.current is not None',
             'e.by != "bank"\n        or False',
         ),
+    ),
+    "a_shake_counts_with_the_lid_off": _m(
+        "a shake counts only with the shaker's lid on: a shake with the lid off counts",
+        (START, "return not s.c.lid_lifted or s.refuse(", "return True or s.refuse("),
     ),
     "two_shakes_are_enough": _m(
         "the dice are shaken at least three times: two are taken",
@@ -418,6 +429,16 @@ MUTANTS: dict[str, Mutant] = {
             "return sorted(wanted, reverse=True)",
         ),
     ),
+    "chip_tray_hit_paid_before_an_earlier_meter_hit": _m(
+        "every payment in the order of (g)(7), whatever pays it: a chip-tray hit is paid at once, "
+        "before an earlier meter hit waiting for its supervisor",
+        (CTX, "if pending or deducted:\n", "if deducted:\n"),
+    ),
+    "a_paid_hit_corrected_not_adjusted": _m(
+        "after payment a correction is an adjustment (the difference, with its reason): a paid "
+        "hit is corrected as if unpaid and queued to be paid again",
+        (SETTLE, 'if any(p["position"] == area for p in c.r.paid):', "if False:"),
+    ),
     "first_listed_line_not_the_best": _m(
         "the progressive line paying the most: the line listed first",
         (PROG, "if best is None or key > best:", "if best is None:"),
@@ -434,7 +455,8 @@ MUTANTS: dict[str, Mutant] = {
     ),
     "meter_hit_paid_without_a_supervisor": _m(
         "a supervisor validates a payout from the meter: paid at once from the chip tray",
-        (CTX, "if cfg.table.deducted_from_meter(paid_line, wager, payout):", "if False:"),
+        (CTX, "if pending or deducted:\n", "if pending:\n"),
+        (CTX, "if deducted:\n                break", "if False:\n                break"),
     ),
     "a_dealt_round_is_voided": _m(
         "once the cards are dealt a fault resumes the round (cards kept): the round is voided",
@@ -460,17 +482,17 @@ MUTANTS: dict[str, Mutant] = {
         "a bank's progressive wager is settled by its own rules: the bank is paid $0",
         (
             CTX,
-            'tray.append({"position": area, "level": level, "line": paid_line, "cents": payout})',
-            'tray.append({"position": area, "level": level, "line": paid_line,\n'
-            '                             "cents": 0 if area == self.bank.current else payout})',
+            '"line": paid_line, "cents": payout}',
+            '"line": paid_line,\n'
+            '                     "cents": 0 if area == self.bank.current else payout}',
         ),
     ),
     "the_sign_shows_zero": _m(
         "the progressive meter sign shows the meter's amount: it shows $0",
         (
             "controller/service/meter_sign.py",
-            "out.append(SignLevel(str(name), max(0, int(cents)),",
-            "out.append(SignLevel(str(name), 0 * max(0, int(cents)),",
+            "                key,\n                max(0, int(cents)),",
+            "                key,\n                0 * max(0, int(cents)),",
         ),
     ),
     # --- what a test lab asks (controller/service/rng.py, controller/lab, drivers/gpio/sign.py)
@@ -496,6 +518,31 @@ MUTANTS: dict[str, Mutant] = {
             "controller/cli/run.py",
             "owner.software_approval = lambda digest: no_manifest",
             "owner.software_approval = lambda digest: None",
+        ),
+    ),
+    "install_ignores_the_release_manifest": _m(
+        "install.sh stops when the installed software is not the release's manifest: the "
+        "difference is printed and the approved manifest written anyway",
+        (
+            "controller/service/selfcheck.py",
+            'print(f"selfcheck: {problem}", file=sys.stderr)\n            return 1',
+            'print(f"selfcheck: {problem}", file=sys.stderr)',
+        ),
+    ),
+    "play_goes_on_with_the_door_open": _m(
+        "play is refused while the compartment door is open (no maintenance): play goes on",
+        (
+            "fsm/round/machine.py",
+            "door = self._c.door_refusal() if name in DOOR_REFUSED else None",
+            "door = None",
+        ),
+    ),
+    "archive_not_checked_against_its_head_record": _m(
+        "each archive is checked against its head record's SHA-256: the check is left out",
+        (
+            "controller/journal/archive.py",
+            'if file_sha256(archive) != head["sha256"]:',
+            "if False:",
         ),
     ),
     "the_sign_wraps_at_its_maximum": _m(
