@@ -652,6 +652,7 @@ class Owner:
         # the machine sees the data exactly as it is journaled (canonical JSON: sorted keys,
         # lists for tuples), so a replay of the journal steps the same input
         event = Event(event.type, json.loads(canonical_json(dict(event.data), "event data")))
+        left = machine.state  # the state this entry leaves
         effects = machine.step(event, now)
         data: dict[str, JSON] = {**event.data, "effects": [e.to_json() for e in effects]}
         try:
@@ -662,9 +663,10 @@ class Owner:
                 data,
                 snapshot=machine.snapshot(),
                 meters=machine.meters(),
-                # stored at once outside a round (closed, maintenance, a fault): what readers
-                # of the stored state (reports, rng dump) ask about; in a round, at its end
-                store_state=machine.state in STATE_STORED_AT_ONCE,
+                # stored at once outside a round (closed, maintenance, a fault) and when the
+                # entry leaves one (the table opened, a fault cleared): what readers of the
+                # stored state (reports, rng dump, archive) ask about; in a round, at its end
+                store_state=machine.state in STATE_STORED_AT_ONCE or left in STATE_STORED_AT_ONCE,
             )
         except (JournalError, sqlite3.Error, OSError) as exc:
             self._fail_storage(event, exc)
