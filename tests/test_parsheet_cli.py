@@ -135,7 +135,7 @@ def test_the_link_controllers_configuration_files_the_pool_nj_1_52e(
     link = tmp_path / "link.toml"
     link.write_text(
         '[link]\npool = "POOL1"\nservers = ["nats://127.0.0.1:4222"]\n'
-        f'journal = "{tmp_path / "pool.db"}"\n'
+        f'journal = "{tmp_path / "pool.db"}"\nkeys = "{tmp_path}"\n'
         '[pool]\nlevel = "progressive"\ninitial_cents = 50000\nreset_cents = 40000\n'
         'rate_bp = 2200\nhidden_rate_bp = 300\nwager_cents = 100\npaytable = "ny-5324-41-k4"\n'
         "[tables]\nT1 = 70001\nT2 = 70002\n"
