@@ -269,12 +269,15 @@ def test_progressive_hit_raises_51_1b_returns_it_until_validation_raises_52(tmp_
             e for _, t, d in journal_entries(db) for e in d["effects"] if e["type"] == "hit_pending"
         ]
         assert pending["line"] == HIT_LINE
-        display = journal_meters(db)[pending["level"]]["display_cents"]
+        # 100% of the meter as it stands with this round's contributions: what the round's
+        # hit_pending says it pays (the journal stores its meters once a round, at its end)
+        display = pending["cents"]
+        assert display > journal_meters(db)[pending["level"]]["display_cents"] - 1
         resp = sm.write_type_R(0x1B, length_to_read=20)
         data = list(resp.data)
         assert int(data[0], 16) == 0  # group: stand-alone
         assert int(data[1], 16) == 1  # level 1
-        assert bcd_value(data[2:7]) == display  # 100% of the meter, as the journal holds it
+        assert bcd_value(data[2:7]) == display  # 100% of the meter
         again = sm.write_type_R(0x1B, length_to_read=20)  # until validated
         assert bcd_value(list(again.data)[2:7]) == display
         post(owner, "hit_validated", position=1, supervisor="trainer")
