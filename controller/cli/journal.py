@@ -108,8 +108,13 @@ def register(sub: Any) -> None:
         "supervisors' PINs; docs/journal.md)",
     )
     carry.add_argument("--config", required=True, help="the table configuration (its journal)")
-    carry.add_argument(
-        "--from-journal", required=True, metavar="DB", help="the previous journal (verified)"
+    whence = carry.add_mutually_exclusive_group(required=True)
+    whence.add_argument("--from-journal", metavar="DB", help="the previous journal (verified)")
+    whence.add_argument(
+        "--from-report",
+        metavar="FILE",
+        help="the last signed meters report (tablectl report meters --json) when the previous "
+        "journal is lost: verify cannot follow the chain across such a carry",
     )
     carry.add_argument(
         "--previous-anchor",
@@ -260,6 +265,13 @@ def run_verify(args: argparse.Namespace) -> int:
                 *result["notes"],
                 f"carried over from {args.previous}: its head and meters",
             ]
+    whence = _carried_from(path)
+    if whence is not None and whence[0] != "journal":
+        result["notes"] = [
+            *result["notes"],
+            f"seq 1 carries the meters over from a {whence[0]} at head {whence[1]}, not from a "
+            "journal: the chain before it cannot be followed (--previous does not apply)",
+        ]
     if installed is not None and _same_table(path, installed):
         extra = installed_problems(path, installed)
         if extra:
@@ -291,6 +303,27 @@ def run_verify(args: argparse.Namespace) -> int:
                 ]
     _print_verify(result, args.json)
     return 0 if result["ok"] else 1
+
+
+def _carried_from(path: Path) -> tuple[str, str] | None:
+    """The source and previous head (``SEQ:HASH``) of a journal whose seq 1 is a
+    ``meters_carried`` entry; None for any other journal (or one that cannot be read)."""
+    from controller.journal.audit import connect_read_only
+
+    try:
+        conn = connect_read_only(path)
+        try:
+            row = conn.execute(
+                "SELECT data FROM journal WHERE seq = 1 AND type = 'meters_carried'"
+            ).fetchone()
+        finally:
+            conn.close()
+        data = None if row is None else json.loads(row[0])
+    except Exception:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return str(data.get("source")), f"{data.get('previous_seq')}:{data.get('previous_hash')}"
 
 
 def _starts_carried(path: Path) -> bool:
@@ -500,8 +533,10 @@ def run_carry(args: argparse.Namespace) -> int:
     from controller.journal.lock import JournalInUse, JournalLock
     from controller.service.carry import (
         CarryError,
+        CarrySource,
         check_supervisors,
         from_journal,
+        from_report,
         start_carried_journal,
     )
 
@@ -512,17 +547,21 @@ def run_carry(args: argparse.Namespace) -> int:
     except Exception as exc:
         print(f"journal carry: {exc}", file=sys.stderr)
         return 2
-    previous = Path(args.from_journal)
-    anchor = args.previous_anchor
-    if anchor is None and not default_anchor_path(previous).exists():
-        anchor = config.journal_anchor or default_anchor_path(config.journal_path)
-    replay, _ = make_replay(previous, None)
-    assert replay is not None
+    previous = Path(args.from_journal or args.from_report)
     try:
         supervisors = check_supervisors(
             [(sid, _read_pin(sid)) for sid in args.supervisor], config.supervisors
         )
-        source = from_journal(previous, replay, verify_key=verify_key, anchor=anchor)
+        source: CarrySource
+        if args.from_report is not None:
+            source = from_report(previous, config.table.id)
+        else:
+            anchor = args.previous_anchor
+            if anchor is None and not default_anchor_path(previous).exists():
+                anchor = config.journal_anchor or default_anchor_path(config.journal_path)
+            replay, _ = make_replay(previous, None)
+            assert replay is not None
+            source = from_journal(previous, replay, verify_key=verify_key, anchor=anchor)
         with JournalLock.acquire(config.journal_path):
             entry = start_carried_journal(
                 config.journal_path,
@@ -543,10 +582,17 @@ def run_carry(args: argparse.Namespace) -> int:
         f"{config.journal_path}: a fresh journal; seq {entry.seq} carries the meters of "
         f"{previous} at its head {source.seq}:{source.hash} (by {' and '.join(supervisors)})"
     )
-    print(
-        f"follow the chain with: tablectl journal verify --db {config.journal_path} "
-        f"--previous {previous}"
-    )
+    if source.source == "report":
+        print(
+            f"carried from the signed report {previous}, not from a journal: verify cannot "
+            "follow the chain across this carry (journal verify --previous does not apply); "
+            "keep the signed report with the new journal (source 'report' in seq 1)"
+        )
+    else:
+        print(
+            f"follow the chain with: tablectl journal verify --db {config.journal_path} "
+            f"--previous {previous}"
+        )
     return 0
 
 

@@ -17,11 +17,12 @@ and never start a journal over one that holds entries.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from controller.journal.anchor import default_anchor_path, read_anchor
 from controller.journal.audit import ReplayFactory, connect_read_only, verify
@@ -45,7 +46,7 @@ class CarrySource:
     hash: str
     key_id: str
     meters: dict[str, JSON]  # level -> its complete meters (the snapshot's, sub-units)
-    source: str  # "journal"
+    source: Literal["journal", "report"]
 
 
 def _read_head(path: Path) -> tuple[dict[str, str], int, str, dict[str, JSON]]:
@@ -102,6 +103,57 @@ def from_journal(
     return CarrySource(
         meta.get("table_id", ""), seq, digest, meta.get("key_id", ""), meters, "journal"
     )
+
+
+def from_report(path: str | Path, table_id: str | None = None) -> CarrySource:
+    """The head and meters a signed meters report holds (``tablectl report meters --json``, its
+    ``carry`` block), when the report says its journal verified, found no problem and was taken
+    at a clean stop (its stored state is of the verified head). `CarryError` names what is
+    missing otherwise. Nothing here can show that the report is the one the supervisors signed
+    or that its figures were not edited: that is the supervisors' check against the paper, and
+    the round machine still refuses meters that do not balance."""
+    p = Path(path)
+    try:
+        document = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CarryError(f"{p}: not a meters report's JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise CarryError(f"{p}: not a meters report's JSON (tablectl report meters --json)")
+    check = document.get("verification")
+    carry = document.get("carry")
+    if not isinstance(check, dict) or not isinstance(carry, dict):
+        raise CarryError(
+            f"{p}: holds no verification or carry block: make it with tablectl report meters "
+            "--json (this version)"
+        )
+    if check.get("verified") is not True:
+        raise CarryError(f"{p}: its journal did not verify when the report was made")
+    if document.get("problems"):
+        raise CarryError(f"{p}: the report names problems: {document['problems'][0]}")
+    for flag in ("training", "unapproved_bench", "as_of_seq"):
+        if flag in document:
+            raise CarryError(
+                f"{p}: the report is of {flag.replace('_', ' ')}: not a live table's meters at "
+                "a clean stop"
+            )
+    head = check.get("head")
+    seq, digest = carry.get("seq"), carry.get("hash")
+    if not isinstance(head, dict) or (head.get("seq"), head.get("hash")) != (seq, digest):
+        raise CarryError(
+            f"{p}: its meters are of seq {seq}, not of the verified head: the table stopped "
+            "without a clean stop when the report was made"
+        )
+    meters, key_id = carry.get("meters"), carry.get("key_id", "")
+    if not isinstance(seq, int) or seq < 1 or not isinstance(digest, str):
+        raise CarryError(f"{p}: the carry block names no head (seq and hash)")
+    if not isinstance(meters, dict) or not meters or not isinstance(key_id, str):
+        raise CarryError(f"{p}: the carry block holds no meters")
+    table = document.get("table", "")
+    if not isinstance(table, str):
+        raise CarryError(f"{p}: names no table")
+    if table_id is not None and table and table != table_id:
+        raise CarryError(f"{p}: is a report of table {table!r}, not {table_id!r}")
+    return CarrySource(table, seq, digest, key_id, meters, "report")
 
 
 def check_supervisors(
@@ -181,7 +233,7 @@ def start_carried_journal(
         meters=source.meters,
         previous_seq=source.seq,
         previous_hash=source.hash,
-        source="journal",
+        source=source.source,
         supervisors=tuple(supervisors),
         previous_key_id=source.key_id,
         via=via,
