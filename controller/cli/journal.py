@@ -116,6 +116,13 @@ def register(sub: Any) -> None:
         help="the last signed meters report (tablectl report meters --json) when the previous "
         "journal is lost: verify cannot follow the chain across such a carry",
     )
+    whence.add_argument(
+        "--from-witness",
+        action="store_true",
+        help="central's copy of this table's journal (--pg): its chain to the witnessed head "
+        "checked and replayed; verify cannot follow the chain across such a carry",
+    )
+    carry.add_argument("--pg", metavar="DSN", help="central's PostgreSQL (with --from-witness)")
     carry.add_argument(
         "--previous-anchor",
         metavar="PATH",
@@ -537,6 +544,7 @@ def run_carry(args: argparse.Namespace) -> int:
         check_supervisors,
         from_journal,
         from_report,
+        from_witness,
         start_carried_journal,
     )
 
@@ -547,7 +555,10 @@ def run_carry(args: argparse.Namespace) -> int:
     except Exception as exc:
         print(f"journal carry: {exc}", file=sys.stderr)
         return 2
-    previous = Path(args.from_journal or args.from_report)
+    if args.from_witness and not args.pg:
+        print("journal carry: --from-witness needs --pg DSN (central's database)", file=sys.stderr)
+        return 2
+    previous = Path(args.from_journal or args.from_report or "witness")
     try:
         supervisors = check_supervisors(
             [(sid, _read_pin(sid)) for sid in args.supervisor], config.supervisors
@@ -555,6 +566,17 @@ def run_carry(args: argparse.Namespace) -> int:
         source: CarrySource
         if args.from_report is not None:
             source = from_report(previous, config.table.id)
+        elif args.from_witness:
+            from controller.link.central import CentralError, connect_pg
+
+            try:
+                pg = connect_pg(args.pg)
+            except CentralError as exc:
+                raise CarryError(str(exc)) from None
+            try:
+                source = from_witness(pg, config.table.id, make_replay(previous, args.config)[0])
+            finally:
+                pg.close()
         else:
             anchor = args.previous_anchor
             if anchor is None and not default_anchor_path(previous).exists():
@@ -582,11 +604,12 @@ def run_carry(args: argparse.Namespace) -> int:
         f"{config.journal_path}: a fresh journal; seq {entry.seq} carries the meters of "
         f"{previous} at its head {source.seq}:{source.hash} (by {' and '.join(supervisors)})"
     )
-    if source.source == "report":
+    if source.source != "journal":
         print(
-            f"carried from the signed report {previous}, not from a journal: verify cannot "
+            f"carried from the {source.source} ({previous}), not from a journal: verify cannot "
             "follow the chain across this carry (journal verify --previous does not apply); "
-            "keep the signed report with the new journal (source 'report' in seq 1)"
+            "keep the signed report or the witness's head with the new journal (source "
+            f"{source.source!r} in seq 1)"
         )
     else:
         print(

@@ -46,7 +46,7 @@ class CarrySource:
     hash: str
     key_id: str
     meters: dict[str, JSON]  # level -> its complete meters (the snapshot's, sub-units)
-    source: Literal["journal", "report"]
+    source: Literal["journal", "report", "witness"]
 
 
 def _read_head(path: Path) -> tuple[dict[str, str], int, str, dict[str, JSON]]:
@@ -154,6 +154,51 @@ def from_report(path: str | Path, table_id: str | None = None) -> CarrySource:
     if table_id is not None and table and table != table_id:
         raise CarryError(f"{p}: is a report of table {table!r}, not {table_id!r}")
     return CarrySource(table, seq, digest, key_id, meters, "report")
+
+
+def from_witness(conn: Any, table_id: str, replay: ReplayFactory) -> CarrySource:
+    """The head central witnessed of ``table_id`` (its ``heads`` row) and the complete meters
+    at it, from central's PostgreSQL ``conn`` (read only). Checked: the stored entries run from
+    seq 1 to the witnessed head without a gap, each hashes to its hash and links to the one
+    before, and replaying their events through the round machine (``replay``: the configured
+    game) gives back every journaled effect; the meters are the replay's. Not checked: the
+    state hashes (the stream carries no snapshot) and the entries' MACs (ingest checked those
+    on arrival). `CarryError` names the first problem."""
+    from controller.link.central import StoredReader
+    from controller.link.messages import recomputed_hash
+
+    row = conn.execute("SELECT seq, hash FROM heads WHERE table_id = %s", (table_id,)).fetchone()
+    if row is None:
+        raise CarryError(f"the witness holds no head of table {table_id!r}: nothing to carry")
+    head_seq, head_hash = int(row[0]), str(row[1])
+    replayer = replay(None)
+    prev, seq = "", 0
+    for entry in StoredReader(conn, table_id).entries():
+        where = f"the witness's table {table_id} seq {entry.seq}"
+        if entry.seq != seq + 1:
+            raise CarryError(f"{where}: follows seq {seq}: the stored chain has a gap")
+        if recomputed_hash(entry) != entry.hash or (seq and entry.prev_hash != prev):
+            raise CarryError(f"{where}: does not hash or link to seq {seq}: not carried")
+        recorded = entry.data.get("effects", [])
+        try:
+            replayed = replayer.step(entry)
+        except Exception as exc:  # the machine's own refusal of what it cannot replay
+            raise CarryError(f"{where}: replay failed: {type(exc).__name__}: {exc}") from None
+        if json.dumps(replayed, sort_keys=True) != json.dumps(recorded, sort_keys=True):
+            raise CarryError(f"{where}: replaying it does not give its journaled effects")
+        prev, seq = entry.hash, entry.seq
+        if seq == head_seq:
+            break
+    if (seq, prev) != (head_seq, head_hash):
+        raise CarryError(
+            f"the witness's stored entries of table {table_id} end at seq {seq}, not at its "
+            f"witnessed head {head_seq}: not carried"
+        )
+    meters = replayer.snapshot().get("meters")
+    if not isinstance(meters, dict) or not meters:
+        raise CarryError(f"the witness's table {table_id}: the replay holds no meters")
+    # the stream carries no journal meta: the previous key id is not known here
+    return CarrySource(table_id, head_seq, head_hash, "", meters, "witness")
 
 
 def check_supervisors(
