@@ -573,8 +573,10 @@ def run_carry(args: argparse.Namespace) -> int:
                 pg = connect_pg(args.pg)
             except CentralError as exc:
                 raise CarryError(str(exc)) from None
+            witness_replay, _ = make_replay(previous, args.config)  # the configured game
+            assert witness_replay is not None
             try:
-                source = from_witness(pg, config.table.id, make_replay(previous, args.config)[0])
+                source = from_witness(pg, config.table.id, witness_replay)
             finally:
                 pg.close()
         else:
