@@ -333,3 +333,36 @@ def test_nj_13_69e_1_39b_h_a_report_of_an_unverified_journal_or_another_table_ca
     report.write_text("{}")
     with pytest.raises(CarryError, match="holds no verification or carry block"):
         from_report(report, "T9")
+
+
+# ------------------------------------------------------------ the table marked as having run
+def test_nj_13_69e_1_39b_h_power_up_refuses_a_missing_journal_of_a_table_that_has_run_here(
+    tmp_path: Path,
+) -> None:
+    """The anchor and the sealing key gone with the journal: the ``<journal>.has-run`` marker
+    the owner wrote at the first power-up still refuses a fresh journal (a storage fault naming
+    ``tablectl journal carry``); a carried journal powers up."""
+    from test_journal_storage import owner_for
+
+    from controller.service.carry import has_run_marker
+
+    db = tmp_path / "journal.db"
+    first = owner_for(db, GAME)
+    first.start()
+    first.stop()
+    assert has_run_marker(db).is_file()
+    old = tmp_path / "period1.db"
+    _played(old)
+    db.unlink()
+    default_anchor_path(db).unlink()
+    again = owner_for(db, GAME)
+    with pytest.raises(StorageFault, match=r"has run here .*tablectl journal carry"):
+        again.start()
+    again.stop()
+    assert not db.exists() or db.stat().st_size == 0  # nothing was created or appended
+    db.unlink(missing_ok=True)
+    _carry(db, old)
+    carried = owner_for(db, GAME)
+    carried.start()
+    carried.stop()
+    assert verify(db, _replay(db)).ok

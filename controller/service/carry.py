@@ -33,6 +33,15 @@ from fsm.round.events import MetersCarried
 from fsm.round.machine import RoundMachine
 
 
+def has_run_marker(journal: str | Path) -> Path:
+    """The file beside a live table's journal that says the table has run here
+    (``<journal>.has-run``, written by the owner at its first power-up): power-up refuses a
+    missing or empty journal while it exists, whether or not the anchor and sealing key are
+    left."""
+    p = Path(journal)
+    return p.with_name(p.name + ".has-run")
+
+
 class CarryError(Exception):
     """The carry cannot be made; the message says why in words. Nothing was written."""
 
