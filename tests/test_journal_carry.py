@@ -366,3 +366,40 @@ def test_nj_13_69e_1_39b_h_power_up_refuses_a_missing_journal_of_a_table_that_ha
     carried.start()
     carried.stop()
     assert verify(db, _replay(db)).ok
+
+
+def test_nj_13_69d_1_52_f_tablectl_journal_carry_from_a_signed_report_says_verify_cannot_follow(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "period1.db"
+    meters = _played(old)
+    report = tmp_path / "meters.json"
+    _signed_report(old, report)
+    config = tmp_path / "table.toml"
+    text = (ROOT / "deploy" / "config.example.toml").read_text()
+    text = text.replace('"/var/lib/paigow/journal.db"', f'"{tmp_path / "journal.db"}"')
+    text = text.replace('seal_key = "/var/lib/paigow/journal.seal"', "")
+    text = text.replace('id = "T1"', 'id = "T9"')
+    text += f'\n[supervisors.bo]\nname = "Bo"\npin_hash = "{hash_pin("2468")}"\n'
+    config.write_text(text)
+    carry = [sys.executable, "-m", "controller.cli", "journal", "carry", "--config", str(config)]
+    carry += ["--supervisor", "supervisor1", "--supervisor", "bo"]
+    both = [*carry, "--from-report", str(report), "--from-journal", str(old)]
+    refused = subprocess.run(both, input="0000\n2468\n", capture_output=True, text=True, cwd=ROOT)
+    assert refused.returncode == 2 and "not allowed with" in refused.stderr
+    witness = subprocess.run(
+        [*carry, "--from-witness"], input="0000\n2468\n", capture_output=True, text=True, cwd=ROOT
+    )
+    assert witness.returncode == 2 and "--from-witness needs --pg" in witness.stderr
+    done = subprocess.run(
+        [*carry, "--from-report", str(report)],
+        input="0000\n2468\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "verify cannot follow the chain across this carry" in done.stdout
+    with Journal.open(tmp_path / "journal.db", table_id="T9") as journal:
+        stored = journal.last_state()
+    assert stored is not None and stored.snapshot["meters"] == meters
