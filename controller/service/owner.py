@@ -26,7 +26,9 @@ A draw source that fails or returns anything but 1..7 gives ``fault_raised RNG_F
 is drawn or shown); a device adapter that raises gives ``fault_raised DEVICE_OUTPUT``.
 
 Storage fault at power-up (`StorageFault`: the storage check failed, the journal cannot be
-read, its head is not vouched for, it is behind its anchor): nothing is appended, the table goes
+read, its head is not vouched for, it is behind its anchor, or a live table's journal is missing
+while its ``<journal>.has-run`` marker, written at the first power-up, says the table has run
+here: a fresh journal only by `tablectl journal carry`): nothing is appended, the table goes
 to the safe state with the fault glyph and `start` raises it. Storage failure while running (an
 append raises `JournalError`): the machine has stepped past the journal, so its state can no
 longer be trusted. The owner applies none of that event's effects, puts the table in the safe
@@ -445,7 +447,10 @@ class Owner:
                 state_per_round=True,  # issue 29: the SD card's bytes
             )
             if not self._training and not marker.exists():
-                marker.write_text(f"{self._table_id or ''}\n")  # the table has run here
+                try:  # the table has run here: a lost journal is never replaced by a fresh one
+                    marker.write_text(f"{self._table_id or ''}\n")
+                except OSError as exc:
+                    raise StorageFault(f"{marker}: storage fault: cannot write: {exc}") from exc
             stored = self._journal.last_state()
             pending: list[Effect] = []
             if stored is None:
