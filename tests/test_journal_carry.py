@@ -9,6 +9,7 @@ record of who and why).
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 import subprocess
@@ -30,6 +31,7 @@ from controller.service.carry import (
     carried_problems,
     check_supervisors,
     from_journal,
+    from_report,
     start_carried_journal,
 )
 from fsm.round import GameConfig
@@ -228,3 +230,176 @@ def test_tablectl_journal_carry_with_two_pins_and_verify_previous(tmp_path: Path
     check += ["--previous", str(old), "--no-installed-config"]
     verified = subprocess.run(check, capture_output=True, text=True, cwd=ROOT)
     assert verified.returncode == 0, verified.stdout + verified.stderr
+
+
+# ------------------------------------------------------------ from the last signed report
+def _signed_report(db: Path, out: Path) -> dict[str, object]:
+    """``tablectl report meters --json`` of ``db``, written to ``out`` (what the supervisors
+    signed); returns the document."""
+    made = subprocess.run(
+        [sys.executable, "-m", "controller.cli", "report", "meters", "--db", str(db), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert made.returncode == 0, made.stderr
+    out.write_text(made.stdout)
+    document: dict[str, object] = json.loads(made.stdout)
+    return document
+
+
+def test_nj_13_69e_1_39b_h_a_lost_journal_is_carried_from_the_last_signed_report_to_the_sub_unit(
+    tmp_path: Path,
+) -> None:
+    """NJ 13:69E-1.39B(h): the table resumes from the prior committed state (the meters the
+    supervisors signed), never from zero; the entry says the source, verify says it cannot
+    follow the chain back."""
+    old = tmp_path / "period1.db"
+    meters = _played(old)
+    report = tmp_path / "meters.json"
+    document = _signed_report(old, report)
+    carry = document["carry"]
+    assert isinstance(carry, dict) and carry["meters"] == meters  # complete, sub-units
+    head = document["verification"]["head"]  # type: ignore[index]
+    assert (carry["seq"], carry["hash"]) == (head["seq"], head["hash"])
+    old.unlink()  # the journal is lost; the report is what is left
+    default_anchor_path(old).unlink(missing_ok=True)
+    new = tmp_path / "journal.db"
+    source = from_report(report, "T9")
+    assert source.source == "report" and source.seq == carry["seq"]
+    entry = start_carried_journal(
+        new, source, ["ana", "bo"], game=GAME, table_id="T9", now_ms=lambda: 1_800_000_000_000
+    )
+    assert entry.data["source"] == "report" and entry.data["previous_hash"] == carry["hash"]
+    assert entry.data["effects"][0]["source"] == "report"
+    assert verify(new, _replay(new)).ok
+    with Journal.open(new, table_id="T9") as journal:
+        stored = journal.last_state()
+    assert stored is not None and stored.snapshot["meters"] == meters
+    check = [sys.executable, "-m", "controller.cli", "journal", "verify", "--db", str(new)]
+    checked = subprocess.run(
+        [*check, "--no-installed-config", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "from a report at head" in checked.stdout and "cannot be followed" in checked.stdout
+
+
+def test_nj_13_69d_1_52_f_a_report_whose_meters_do_not_balance_is_refused_by_the_round_machine(
+    tmp_path: Path,
+) -> None:
+    """NJ 13:69D-1.52(f): no meter changes without a record: a report edited by one cent on
+    the display (nothing added to its sources) carries nothing."""
+    old = tmp_path / "period1.db"
+    _played(old)
+    report = tmp_path / "meters.json"
+    document = _signed_report(old, report)
+    carry = document["carry"]
+    assert isinstance(carry, dict)
+    carry["meters"]["progressive"]["display"] += 10_000  # type: ignore[index]  # one cent
+    report.write_text(json.dumps(document))
+    new = tmp_path / "journal.db"
+    with pytest.raises(CarryError, match="do not balance"):
+        start_carried_journal(
+            new,
+            from_report(report, "T9"),
+            ["ana", "bo"],
+            game=GAME,
+            table_id="T9",
+            now_ms=lambda: 1_800_000_000_000,
+        )
+    conn = sqlite3.connect(new)
+    try:
+        assert conn.execute("SELECT count(*) FROM journal").fetchone()[0] == 0
+    finally:
+        conn.close()
+
+
+def test_nj_13_69e_1_39b_h_a_report_of_an_unverified_journal_or_another_table_carries_nothing(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "period1.db"
+    _played(old)
+    report = tmp_path / "meters.json"
+    document = _signed_report(old, report)
+    with pytest.raises(CarryError, match="not 'T1'"):
+        from_report(report, "T1")
+    document["verification"]["verified"] = False  # type: ignore[index]
+    report.write_text(json.dumps(document))
+    with pytest.raises(CarryError, match="did not verify"):
+        from_report(report, "T9")
+    report.write_text("{}")
+    with pytest.raises(CarryError, match="holds no verification or carry block"):
+        from_report(report, "T9")
+
+
+# ------------------------------------------------------------ the table marked as having run
+def test_nj_13_69e_1_39b_h_power_up_refuses_a_missing_journal_of_a_table_that_has_run_here(
+    tmp_path: Path,
+) -> None:
+    """The anchor and the sealing key gone with the journal: the ``<journal>.has-run`` marker
+    the owner wrote at the first power-up still refuses a fresh journal (a storage fault naming
+    ``tablectl journal carry``); a carried journal powers up."""
+    from test_journal_storage import owner_for
+
+    from controller.service.carry import has_run_marker
+
+    db = tmp_path / "journal.db"
+    first = owner_for(db, GAME)
+    first.start()
+    first.stop()
+    assert has_run_marker(db).is_file()
+    old = tmp_path / "period1.db"
+    _played(old)
+    db.unlink()
+    default_anchor_path(db).unlink()
+    again = owner_for(db, GAME)
+    with pytest.raises(StorageFault, match=r"has run here .*tablectl journal carry"):
+        again.start()
+    again.stop()
+    assert not db.exists() or db.stat().st_size == 0  # nothing was created or appended
+    db.unlink(missing_ok=True)
+    _carry(db, old)
+    carried = owner_for(db, GAME)
+    carried.start()
+    carried.stop()
+    assert verify(db, _replay(db)).ok
+
+
+def test_nj_13_69d_1_52_f_tablectl_journal_carry_from_a_signed_report_says_verify_cannot_follow(
+    tmp_path: Path,
+) -> None:
+    old = tmp_path / "period1.db"
+    meters = _played(old)
+    report = tmp_path / "meters.json"
+    _signed_report(old, report)
+    config = tmp_path / "table.toml"
+    text = (ROOT / "deploy" / "config.example.toml").read_text()
+    text = text.replace('"/var/lib/paigow/journal.db"', f'"{tmp_path / "journal.db"}"')
+    text = text.replace('seal_key = "/var/lib/paigow/journal.seal"', "")
+    text = text.replace('id = "T1"', 'id = "T9"')
+    text += f'\n[supervisors.bo]\nname = "Bo"\npin_hash = "{hash_pin("2468")}"\n'
+    config.write_text(text)
+    carry = [sys.executable, "-m", "controller.cli", "journal", "carry", "--config", str(config)]
+    carry += ["--supervisor", "supervisor1", "--supervisor", "bo"]
+    both = [*carry, "--from-report", str(report), "--from-journal", str(old)]
+    refused = subprocess.run(both, input="0000\n2468\n", capture_output=True, text=True, cwd=ROOT)
+    assert refused.returncode == 2 and "not allowed with" in refused.stderr
+    witness = subprocess.run(
+        [*carry, "--from-witness"], input="0000\n2468\n", capture_output=True, text=True, cwd=ROOT
+    )
+    assert witness.returncode == 2 and "--from-witness needs --pg" in witness.stderr
+    done = subprocess.run(
+        [*carry, "--from-report", str(report)],
+        input="0000\n2468\n",
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "verify cannot follow the chain across this carry" in done.stdout
+    with Journal.open(tmp_path / "journal.db", table_id="T9") as journal:
+        stored = journal.last_state()
+    assert stored is not None and stored.snapshot["meters"] == meters

@@ -108,9 +108,21 @@ def register(sub: Any) -> None:
         "supervisors' PINs; docs/journal.md)",
     )
     carry.add_argument("--config", required=True, help="the table configuration (its journal)")
-    carry.add_argument(
-        "--from-journal", required=True, metavar="DB", help="the previous journal (verified)"
+    whence = carry.add_mutually_exclusive_group(required=True)
+    whence.add_argument("--from-journal", metavar="DB", help="the previous journal (verified)")
+    whence.add_argument(
+        "--from-report",
+        metavar="FILE",
+        help="the last signed meters report (tablectl report meters --json) when the previous "
+        "journal is lost: verify cannot follow the chain across such a carry",
     )
+    whence.add_argument(
+        "--from-witness",
+        action="store_true",
+        help="central's copy of this table's journal (--pg): its chain to the witnessed head "
+        "checked and replayed; verify cannot follow the chain across such a carry",
+    )
+    carry.add_argument("--pg", metavar="DSN", help="central's PostgreSQL (with --from-witness)")
     carry.add_argument(
         "--previous-anchor",
         metavar="PATH",
@@ -260,6 +272,13 @@ def run_verify(args: argparse.Namespace) -> int:
                 *result["notes"],
                 f"carried over from {args.previous}: its head and meters",
             ]
+    whence = _carried_from(path)
+    if whence is not None and whence[0] != "journal":
+        result["notes"] = [
+            *result["notes"],
+            f"seq 1 carries the meters over from a {whence[0]} at head {whence[1]}, not from a "
+            "journal: the chain before it cannot be followed (--previous does not apply)",
+        ]
     if installed is not None and _same_table(path, installed):
         extra = installed_problems(path, installed)
         if extra:
@@ -291,6 +310,27 @@ def run_verify(args: argparse.Namespace) -> int:
                 ]
     _print_verify(result, args.json)
     return 0 if result["ok"] else 1
+
+
+def _carried_from(path: Path) -> tuple[str, str] | None:
+    """The source and previous head (``SEQ:HASH``) of a journal whose seq 1 is a
+    ``meters_carried`` entry; None for any other journal (or one that cannot be read)."""
+    from controller.journal.audit import connect_read_only
+
+    try:
+        conn = connect_read_only(path)
+        try:
+            row = conn.execute(
+                "SELECT data FROM journal WHERE seq = 1 AND type = 'meters_carried'"
+            ).fetchone()
+        finally:
+            conn.close()
+        data = None if row is None else json.loads(row[0])
+    except Exception:
+        return None
+    if not isinstance(data, dict):
+        return None
+    return str(data.get("source")), f"{data.get('previous_seq')}:{data.get('previous_hash')}"
 
 
 def _starts_carried(path: Path) -> bool:
@@ -500,8 +540,11 @@ def run_carry(args: argparse.Namespace) -> int:
     from controller.journal.lock import JournalInUse, JournalLock
     from controller.service.carry import (
         CarryError,
+        CarrySource,
         check_supervisors,
         from_journal,
+        from_report,
+        from_witness,
         start_carried_journal,
     )
 
@@ -512,17 +555,37 @@ def run_carry(args: argparse.Namespace) -> int:
     except Exception as exc:
         print(f"journal carry: {exc}", file=sys.stderr)
         return 2
-    previous = Path(args.from_journal)
-    anchor = args.previous_anchor
-    if anchor is None and not default_anchor_path(previous).exists():
-        anchor = config.journal_anchor or default_anchor_path(config.journal_path)
-    replay, _ = make_replay(previous, None)
-    assert replay is not None
+    if args.from_witness and not args.pg:
+        print("journal carry: --from-witness needs --pg DSN (central's database)", file=sys.stderr)
+        return 2
+    previous = Path(args.from_journal or args.from_report or "witness")
     try:
         supervisors = check_supervisors(
             [(sid, _read_pin(sid)) for sid in args.supervisor], config.supervisors
         )
-        source = from_journal(previous, replay, verify_key=verify_key, anchor=anchor)
+        source: CarrySource
+        if args.from_report is not None:
+            source = from_report(previous, config.table.id)
+        elif args.from_witness:
+            from controller.link.central import CentralError, connect_pg
+
+            try:
+                pg = connect_pg(args.pg)
+            except CentralError as exc:
+                raise CarryError(str(exc)) from None
+            witness_replay, _ = make_replay(previous, args.config)  # the configured game
+            assert witness_replay is not None
+            try:
+                source = from_witness(pg, config.table.id, witness_replay)
+            finally:
+                pg.close()
+        else:
+            anchor = args.previous_anchor
+            if anchor is None and not default_anchor_path(previous).exists():
+                anchor = config.journal_anchor or default_anchor_path(config.journal_path)
+            replay, _ = make_replay(previous, None)
+            assert replay is not None
+            source = from_journal(previous, replay, verify_key=verify_key, anchor=anchor)
         with JournalLock.acquire(config.journal_path):
             entry = start_carried_journal(
                 config.journal_path,
@@ -543,10 +606,18 @@ def run_carry(args: argparse.Namespace) -> int:
         f"{config.journal_path}: a fresh journal; seq {entry.seq} carries the meters of "
         f"{previous} at its head {source.seq}:{source.hash} (by {' and '.join(supervisors)})"
     )
-    print(
-        f"follow the chain with: tablectl journal verify --db {config.journal_path} "
-        f"--previous {previous}"
-    )
+    if source.source != "journal":
+        print(
+            f"carried from the {source.source} ({previous}), not from a journal: verify cannot "
+            "follow the chain across this carry (journal verify --previous does not apply); "
+            "keep the signed report or the witness's head with the new journal (source "
+            f"{source.source!r} in seq 1)"
+        )
+    else:
+        print(
+            f"follow the chain with: tablectl journal verify --db {config.journal_path} "
+            f"--previous {previous}"
+        )
     return 0
 
 

@@ -218,6 +218,14 @@ class JournalReader:
         except (sqlite3.Error, ValueError, TypeError) as exc:
             raise ReportError(f"{self.path}: cannot read the stored state: {exc}") from None
 
+    def stored_head(self) -> tuple[int, str] | None:
+        """The seq and hash of the entry the stored state and meters reflect."""
+        try:
+            row = self._conn.execute("SELECT seq, hash FROM state WHERE id = 1").fetchone()
+            return None if row is None else (int(row[0]), str(row[1]))
+        except (sqlite3.Error, ValueError, TypeError) as exc:
+            raise ReportError(f"{self.path}: cannot read the stored state: {exc}") from None
+
     def stored_snapshot(self) -> dict[str, JSON] | None:
         try:
             row = self._conn.execute("SELECT snapshot FROM state WHERE id = 1").fetchone()
@@ -687,7 +695,10 @@ def _reconcile_with_stored(reader: JournalReader, running: Mapping[str, int]) ->
 # ------------------------------------------------------------------------------------- meters
 def meters_report(reader: JournalReader) -> dict[str, JSON]:
     """The current meters of every level, as stored beside the journal (at the last round's
-    end, or the last entry outside a round; ``as_of_seq`` when entries follow it)."""
+    end, or the last entry outside a round; ``as_of_seq`` when entries follow it); ``carry``:
+    the stored head (seq, hash, key id) and every level's complete meters (the stored
+    snapshot's, in sub-units), which `tablectl journal carry --from-report` takes over once
+    supervisors have signed the report."""
     stored = reader.stored_meters()
     levels: list[dict[str, JSON]] = []
     for name in sorted(stored):
@@ -731,6 +742,17 @@ def meters_report(reader: JournalReader) -> dict[str, JSON]:
     }
     if as_of is not None and as_of < last:
         report["as_of_seq"] = as_of
+    head = reader.stored_head()
+    complete = snap.get("meters")  # the snapshot's meters: sub-units, every counter
+    if head is not None and isinstance(complete, dict) and complete:
+        # what a signed report lets a fresh journal carry over (tablectl journal carry
+        # --from-report): every level's complete meters, to the sub-unit, at this head
+        report["carry"] = {
+            "seq": head[0],
+            "hash": head[1],
+            "key_id": reader.meta().get("key_id", ""),
+            "meters": complete,
+        }
     return report
 
 

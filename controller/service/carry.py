@@ -17,11 +17,12 @@ and never start a journal over one that holds entries.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from controller.journal.anchor import default_anchor_path, read_anchor
 from controller.journal.audit import ReplayFactory, connect_read_only, verify
@@ -30,6 +31,15 @@ from controller.journal.seal import SealKeyFile
 from controller.journal.store import Journal
 from fsm.round.events import MetersCarried
 from fsm.round.machine import RoundMachine
+
+
+def has_run_marker(journal: str | Path) -> Path:
+    """The file beside a live table's journal that says the table has run here
+    (``<journal>.has-run``, written by the owner at its first power-up): power-up refuses a
+    missing or empty journal while it exists, whether or not the anchor and sealing key are
+    left."""
+    p = Path(journal)
+    return p.with_name(p.name + ".has-run")
 
 
 class CarryError(Exception):
@@ -45,7 +55,7 @@ class CarrySource:
     hash: str
     key_id: str
     meters: dict[str, JSON]  # level -> its complete meters (the snapshot's, sub-units)
-    source: str  # "journal"
+    source: Literal["journal", "report", "witness"]
 
 
 def _read_head(path: Path) -> tuple[dict[str, str], int, str, dict[str, JSON]]:
@@ -102,6 +112,102 @@ def from_journal(
     return CarrySource(
         meta.get("table_id", ""), seq, digest, meta.get("key_id", ""), meters, "journal"
     )
+
+
+def from_report(path: str | Path, table_id: str | None = None) -> CarrySource:
+    """The head and meters a signed meters report holds (``tablectl report meters --json``, its
+    ``carry`` block), when the report says its journal verified, found no problem and was taken
+    at a clean stop (its stored state is of the verified head). `CarryError` names what is
+    missing otherwise. Nothing here can show that the report is the one the supervisors signed
+    or that its figures were not edited: that is the supervisors' check against the paper, and
+    the round machine still refuses meters that do not balance."""
+    p = Path(path)
+    try:
+        document = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise CarryError(f"{p}: not a meters report's JSON: {exc}") from None
+    if not isinstance(document, dict):
+        raise CarryError(f"{p}: not a meters report's JSON (tablectl report meters --json)")
+    check = document.get("verification")
+    carry = document.get("carry")
+    if not isinstance(check, dict) or not isinstance(carry, dict):
+        raise CarryError(
+            f"{p}: holds no verification or carry block: make it with tablectl report meters "
+            "--json (this version)"
+        )
+    if check.get("verified") is not True:
+        raise CarryError(f"{p}: its journal did not verify when the report was made")
+    if document.get("problems"):
+        raise CarryError(f"{p}: the report names problems: {document['problems'][0]}")
+    for flag in ("training", "unapproved_bench", "as_of_seq"):
+        if flag in document:
+            raise CarryError(
+                f"{p}: the report is of {flag.replace('_', ' ')}: not a live table's meters at "
+                "a clean stop"
+            )
+    head = check.get("head")
+    seq, digest = carry.get("seq"), carry.get("hash")
+    if not isinstance(head, dict) or (head.get("seq"), head.get("hash")) != (seq, digest):
+        raise CarryError(
+            f"{p}: its meters are of seq {seq}, not of the verified head: the table stopped "
+            "without a clean stop when the report was made"
+        )
+    meters, key_id = carry.get("meters"), carry.get("key_id", "")
+    if not isinstance(seq, int) or seq < 1 or not isinstance(digest, str):
+        raise CarryError(f"{p}: the carry block names no head (seq and hash)")
+    if not isinstance(meters, dict) or not meters or not isinstance(key_id, str):
+        raise CarryError(f"{p}: the carry block holds no meters")
+    table = document.get("table", "")
+    if not isinstance(table, str):
+        raise CarryError(f"{p}: names no table")
+    if table_id is not None and table and table != table_id:
+        raise CarryError(f"{p}: is a report of table {table!r}, not {table_id!r}")
+    return CarrySource(table, seq, digest, key_id, meters, "report")
+
+
+def from_witness(conn: Any, table_id: str, replay: ReplayFactory) -> CarrySource:
+    """The head central witnessed of ``table_id`` (its ``heads`` row) and the complete meters
+    at it, from central's PostgreSQL ``conn`` (read only). Checked: the stored entries run from
+    seq 1 to the witnessed head without a gap, each hashes to its hash and links to the one
+    before, and replaying their events through the round machine (``replay``: the configured
+    game) gives back every journaled effect; the meters are the replay's. Not checked: the
+    state hashes (the stream carries no snapshot) and the entries' MACs (ingest checked those
+    on arrival). `CarryError` names the first problem."""
+    from controller.link.central import StoredReader
+    from controller.link.messages import recomputed_hash
+
+    row = conn.execute("SELECT seq, hash FROM heads WHERE table_id = %s", (table_id,)).fetchone()
+    if row is None:
+        raise CarryError(f"the witness holds no head of table {table_id!r}: nothing to carry")
+    head_seq, head_hash = int(row[0]), str(row[1])
+    replayer = replay(None)
+    prev, seq = "", 0
+    for entry in StoredReader(conn, table_id).entries():
+        where = f"the witness's table {table_id} seq {entry.seq}"
+        if entry.seq != seq + 1:
+            raise CarryError(f"{where}: follows seq {seq}: the stored chain has a gap")
+        if recomputed_hash(entry) != entry.hash or (seq and entry.prev_hash != prev):
+            raise CarryError(f"{where}: does not hash or link to seq {seq}: not carried")
+        recorded = entry.data.get("effects", [])
+        try:
+            replayed = replayer.step(entry)
+        except Exception as exc:  # the machine's own refusal of what it cannot replay
+            raise CarryError(f"{where}: replay failed: {type(exc).__name__}: {exc}") from None
+        if json.dumps(replayed, sort_keys=True) != json.dumps(recorded, sort_keys=True):
+            raise CarryError(f"{where}: replaying it does not give its journaled effects")
+        prev, seq = entry.hash, entry.seq
+        if seq == head_seq:
+            break
+    if (seq, prev) != (head_seq, head_hash):
+        raise CarryError(
+            f"the witness's stored entries of table {table_id} end at seq {seq}, not at its "
+            f"witnessed head {head_seq}: not carried"
+        )
+    meters = replayer.snapshot().get("meters")
+    if not isinstance(meters, dict) or not meters:
+        raise CarryError(f"the witness's table {table_id}: the replay holds no meters")
+    # the stream carries no journal meta: the previous key id is not known here
+    return CarrySource(table_id, head_seq, head_hash, "", meters, "witness")
 
 
 def check_supervisors(
@@ -181,7 +287,7 @@ def start_carried_journal(
         meters=source.meters,
         previous_seq=source.seq,
         previous_hash=source.hash,
-        source="journal",
+        source=source.source,
         supervisors=tuple(supervisors),
         previous_key_id=source.key_id,
         via=via,

@@ -26,7 +26,9 @@ A draw source that fails or returns anything but 1..7 gives ``fault_raised RNG_F
 is drawn or shown); a device adapter that raises gives ``fault_raised DEVICE_OUTPUT``.
 
 Storage fault at power-up (`StorageFault`: the storage check failed, the journal cannot be
-read, its head is not vouched for, it is behind its anchor): nothing is appended, the table goes
+read, its head is not vouched for, it is behind its anchor, or a live table's journal is missing
+while its ``<journal>.has-run`` marker, written at the first power-up, says the table has run
+here: a fresh journal only by `tablectl journal carry`): nothing is appended, the table goes
 to the safe state with the fault glyph and `start` raises it. Storage failure while running (an
 append raises `JournalError`): the machine has stepped past the journal, so its state can no
 longer be trusted. The owner applies none of that event's effects, puts the table in the safe
@@ -74,6 +76,7 @@ from controller.journal.redact import hide_cards
 from controller.journal.store import Journal, JournalError
 from controller.journal.tail import JournalTail
 from controller.service import restart, selfcheck
+from controller.service.carry import has_run_marker
 from controller.service.rng import DrawSource, check_draw, draw_position
 from controller.service.timesync import clock_synchronised
 from fsm.round.effects import DrawRng, Effect, Post, parse_effect
@@ -221,6 +224,10 @@ class _Tracked:
 
 
 _STOP = object()
+
+
+def _missing_or_empty(path: Path) -> bool:
+    return not path.exists() or path.stat().st_size == 0
 
 
 def _owner_effects(journaled: object) -> list[Effect]:
@@ -404,7 +411,15 @@ class Owner:
         """
 
         path = self.journal_path
+        marker = has_run_marker(path)
         try:
+            if not self._training and marker.exists() and _missing_or_empty(path):
+                raise StorageFault(
+                    f"{path}: storage fault: the journal is missing or empty but this table has "
+                    f"run here ({marker}): the journal file was lost or replaced (restore it, or "
+                    "begin a new journal carrying the meters over with two supervisors' PINs: "
+                    "tablectl journal carry, docs/journal.md)"
+                )
             if self._storage_check is not None:
                 problems = list(self._storage_check(path))
             else:  # the power-up check: fixed cost (the full check is verify's, maintenance's)
@@ -431,6 +446,11 @@ class Owner:
                 mode="training" if self._training else "live",
                 state_per_round=True,  # issue 29: the SD card's bytes
             )
+            if not self._training and not marker.exists():
+                try:  # the table has run here: a lost journal is never replaced by a fresh one
+                    marker.write_text(f"{self._table_id or ''}\n")
+                except OSError as exc:
+                    raise StorageFault(f"{marker}: storage fault: cannot write: {exc}") from exc
             stored = self._journal.last_state()
             pending: list[Effect] = []
             if stored is None:

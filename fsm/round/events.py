@@ -651,13 +651,15 @@ class MetersCarried(EventRecord):
     meters"): every level's complete meters (`meters`: {level: its meters as the journal stores
     them}) carried over from the previous journal's head `previous_seq` / `previous_hash`
     (`previous_key_id`: its key id), read from `source` (journal: the previous file, verified
-    by replay), with two supervisors' PINs
+    by replay; report: the last signed meters report; witness: central's stored copy, its
+    chain checked and replayed; verify cannot follow the chain across these two), with two
+    supervisors' PINs
     (`supervisors`, two different ids); only on a closed table whose meters never moved"""
 
     meters: Json
     previous_seq: Annotated[int, Between(1)]
     previous_hash: str
-    source: Literal["journal"]
+    source: Literal["journal", "report", "witness"]
     supervisors: tuple[Supervisor, ...]
     previous_key_id: Annotated[str, MAY_BE_EMPTY] = ""
     via: str | None = None
