@@ -570,6 +570,7 @@ def _heads(conn: Any) -> dict[str, dict[str, JSON]]:
 SUMMED = (
     "wagers", "wagered_cents", "contributed_cents", "paid_from_meter_cents",
     "meter_start_cents", "meter_end_cents", "adjustments_cents", "paid_by_pool_cents",
+    "house_funded_cents",
 )  # fmt: skip
 
 

@@ -140,7 +140,10 @@ def test_floor_totals_in_postgresql_equal_each_tables_report_and_the_pool(
         mine = by_table[tid]
         for key in ("rounds", "voided_rounds", "faults", "hits", "adjustments"):
             assert mine[key] == own[key], key  # type: ignore[index]
-        for key in ("wagers", "wagered_cents", "contributed_cents", "paid_from_meter_cents"):
+        for key in (
+            "wagers", "wagered_cents", "contributed_cents", "paid_from_meter_cents",
+            "house_funded_cents",
+        ):  # fmt: skip
             assert mine["progressive"][key] == own["progressive"][key], key  # type: ignore[index]
         own_moved = own["progressive"]["meter_end_cents"] - own["progressive"]["meter_start_cents"]  # type: ignore[index,operator]
         assert mine["progressive"]["meter_end_cents"] == own_moved  # type: ignore[index]
@@ -149,6 +152,7 @@ def test_floor_totals_in_postgresql_equal_each_tables_report_and_the_pool(
         total_paid += own["progressive"]["paid_from_meter_cents"]  # type: ignore[index,operator]
     assert floor["total"]["progressive"]["contributed_cents"] == total_contributed  # type: ignore[index]
     assert floor["total"]["progressive"]["paid_from_meter_cents"] == total_paid  # type: ignore[index]
+    assert "house_funded_cents" in floor["total"]["progressive"]  # type: ignore[operator]
     # the pool: its contributions (sub-cent units) and its locked hits, from PostgreSQL's rows
     with psycopg.connect(pg) as conn:
         rows = conn.execute(
