@@ -312,3 +312,19 @@ def test_the_lazily_filled_tables_hold_every_pattern_s_reference_value(
     for bad in (0, _pattern_key((52, 52, 0, 4, 8)), _pattern_key((0, 1, 2, 3, 4)) * 2, -1):
         with pytest.raises(KeyError):
             plain[bad]
+
+
+def test_filled_rank_tables_hold_every_pattern_and_never_grow_while_playing() -> None:
+    """A service fills the rank tables before it is ready (`tablectl run`): afterwards no
+    lookup adds an entry, so its memory does not grow while it plays (the stress suite's long
+    run); every filled entry is the reference value."""
+    from itertools import islice
+
+    from fsm.rules.ranking import DEFAULT_OPTIONS, fill_rank_tables, rank_tables
+
+    held = fill_rank_tables(DEFAULT_OPTIONS)
+    plain, flush = rank_tables(DEFAULT_OPTIONS)
+    assert held == len(plain) + len(flush) and len(plain) > 6000
+    for hand in islice(combinations(range(53), 5), 0, 20000, 97):
+        value5(hand)
+    assert len(plain) + len(flush) == held

@@ -424,9 +424,9 @@ def _run_locked(config: TableConfig, args: argparse.Namespace, out: TextIO) -> i
         # lazily in the owner's first settlement: about 2 s on a PC, several times that on a
         # Pi, over a minute under emulation, where they stalled the owner loop past WatchdogSec
         # and systemd killed it (make pi-vm)
-        from fsm.rules.ranking import value5
+        from fsm.rules.ranking import fill_rank_tables
 
-        value5((0, 4, 8, 12, 17), config.game.ranking)
+        fill_rank_tables(config.game.ranking)  # (filled lazily elsewhere: `tablectl` commands)
         try:
             table.start()  # owner, then sign reader and console, then inputs and serial links
         except Exception as exc:  # JournalError: wrong table, damaged file

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import cache
@@ -217,6 +218,18 @@ def rank_tables(opts: RankingOptions) -> tuple[dict[int, Value], dict[int, Value
     """(non-flush table, flush table) from rank pattern to value, from the reference, each entry
     computed when first looked up (`_RankTable`)."""
     return _RankTable(opts, flush=False), _RankTable(opts, flush=True)
+
+
+def fill_rank_tables(opts: RankingOptions) -> int:
+    """Compute every entry of `rank_tables` now (a service before it is ready: its tables then
+    never grow while it plays, and no lookup pays for a fill); the number of entries held."""
+    plain, flush = rank_tables(opts)
+    for hand in _patterns():
+        key = _pattern_key(hand)
+        _ = plain[key]  # the lookup fills the entry
+        with suppress(KeyError):  # a pattern with two natural cards of a rank makes no flush
+            _ = flush[key]
+    return len(plain) + len(flush)
 
 
 def _codes_of(key: int) -> tuple[int, ...] | None:

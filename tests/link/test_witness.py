@@ -22,6 +22,7 @@ from test_link_shipper import journal_count, stream
 
 from controller.journal.anchor import default_anchor_path
 from controller.journal.format import SCHEMA_SQL, entry_hash
+from controller.service.carry import has_run_marker
 
 
 def alarms(dsn: str) -> list[tuple[str, str, int]]:
@@ -89,7 +90,9 @@ def test_a_wiped_table_raises_the_alarm_at_the_next_entry_it_ships(
     tables: list,  # type: ignore[type-arg]
 ) -> None:
     db = _witnessed(tmp_path, nats, pg, tables, "W2")
-    for p in (db, default_anchor_path(db)):
+    # root wipes everything on the Pi that remembers the table ran: the journal, its anchor and
+    # the has-run marker (with the marker the table itself refuses: test_journal_carry.py)
+    for p in (db, default_anchor_path(db), has_run_marker(db)):
         p.unlink()
     _run(tmp_path, nats.url, tables, "W2")  # a fresh journal: its power-up is seq 1
     ingest(nats.url, pg, tmp_path)

@@ -120,6 +120,9 @@ def run(
     if trace:
         tracemalloc.start(1)
     t0 = time.monotonic()
+    from fsm.rules.ranking import fill_rank_tables
+
+    fill_rank_tables(config.game.ranking)  # as `tablectl run` does before READY: a bounded cache
     try:
         service.start()
         target = 0
