@@ -35,6 +35,13 @@ TRAINER_PIN = "1234"  # controller/data/simulated-table.toml: training only
 PICTURES = ROOT / "docs" / "img"
 
 
+def _check(page: Any) -> None:
+    """The trainee's Check, pressed from the keyboard (WCAG 2.1.1): the simulated table plays on
+    beside the drill and re-lays the page under a pointer on a loaded machine."""
+    page.focus("#drill-check")
+    page.keyboard.press("Enter")
+
+
 def _picture(page: Any, name: str, tmp: Path) -> None:
     """A screenshot for the operator guide (docs/img/NAME.png): always made and checked to be a
     PNG; written into docs/img/ only when missing or with ``PAGE_PICTURES=1``."""
@@ -181,7 +188,7 @@ def test_house_way_drill_at_the_page_is_judged_with_the_house_ways_reason(
         ordered = sorted(cards)
         page.fill("#drill input[name=high]", format_cards(ordered[2:]))
         page.fill("#drill input[name=low]", format_cards(ordered[:2]))
-        page.click("#drill-check")
+        _check(page)
         page.wait_for_selector("#drill-verdict:not(:empty)")
         # (the verdict of the wrong setting; the next check replaces it)
         wrong = page.inner_text("#drill-verdict")
@@ -192,7 +199,7 @@ def test_house_way_drill_at_the_page_is_judged_with_the_house_ways_reason(
         # then the house way's own setting
         page.fill("#drill input[name=high]", format_cards(decision.setting.high))
         page.fill("#drill input[name=low]", format_cards(decision.setting.low))
-        page.click("#drill-check")
+        _check(page)
         page.wait_for_selector("#drill-verdict.good:has-text('Correct.')")
         _picture(page, "guide-training", _db.parent)
     finally:
@@ -222,7 +229,7 @@ def test_a_trainees_answers_at_a_chosen_level_are_kept_in_the_training_journal(
         decision = HouseWay.load("reference").explain(cards)
         # level 1: the house way sets it by its no-pair or one-pair rule
         assert decision.rule.split(".")[1] in ("no_pair", "one_pair"), decision.rule
-        page.click("#drill-check")  # no name yet
+        _check(page)  # no name yet
         page.wait_for_selector('#drill-verdict.bad:has-text("type the trainee\'s name first")')
         assert [e for e in _entries(db, "training") if e["action"] == "drill_answered"] == []
         page.fill("#trainee-name", "Ann Lee")
@@ -230,7 +237,7 @@ def test_a_trainees_answers_at_a_chosen_level_are_kept_in_the_training_journal(
         # the house way's setting, chosen by clicking the low hand's two cards
         for card in decision.setting.low:
             page.click(f"#drill button.pick[data-card='{format_cards([card])}']")
-        page.click("#drill-check")
+        _check(page)
         page.wait_for_selector("#drill-verdict.good:has-text('Correct.')")
         page.wait_for_selector("#drill-score:has-text('Ann Lee: 1 right of 1')")
         # a progressive drill answered wrong: one cent is never a line's pay
@@ -238,7 +245,7 @@ def test_a_trainees_answers_at_a_chosen_level_are_kept_in_the_training_journal(
         page.click("#drill-new")
         page.wait_for_selector("#drill input[name=amount]")
         page.fill("#drill input[name=amount]", "0.01")
-        page.click("#drill-check")
+        _check(page)
         page.wait_for_selector("#drill-verdict.bad:has-text('Not right.')")
         page.wait_for_selector("#drill-score:has-text('1 right of 2')")
         assert "streak 0 (best 1)" in page.inner_text("#drill-score")
@@ -301,7 +308,7 @@ def test_person_supervisor_validates_a_practice_royal_flush_at_the_page_with_a_p
         # a fault injected from the page waits for the person supervisor, shown with its code
         page.select_option("#fault-kind", "shoe-jam")
         page.click("#fault-form button[type=submit]")
-        page.wait_for_selector("#state-words[data-state='Fault']", timeout=90_000)
+        page.wait_for_selector("#state-words[data-state='Fault']", timeout=180_000)
         # the page says what the panel's NEXT does here before it is pressed (the key is off)
         hint = page.inner_text("#next-hint")
         assert "clears the fault" in hint and "needs the supervisor key switch on" in hint, hint
