@@ -42,11 +42,11 @@ from controller.link.keys import Keyring
 from controller.supervisor.gate import SUPERVISOR_ID_RULE, PinGate, valid_supervisor_id
 from controller.supervisor.lockout import LockoutBook
 from controller.web.auth import COOKIE, Sessions
+from controller.web.handler import JsonHandler
 
 log = logging.getLogger(__name__)
 
 STATIC = Path(__file__).parent / "static"
-MAX_BODY = 4096
 MAX_DAYS = 31
 
 
@@ -80,45 +80,14 @@ class FloorApp:
         return fn(self._report_conn, self.cfg, *args)
 
 
-class Base(tornado.web.RequestHandler):
+class Base(JsonHandler):
     app: FloorApp
 
     def initialize(self, app: FloorApp) -> None:
         self.app = app
 
-    def set_default_headers(self) -> None:
-        self.set_header("Cache-Control", "no-store")
-        self.set_header("X-Content-Type-Options", "nosniff")
-        self.set_header("X-Frame-Options", "DENY")
-        self.set_header("Referrer-Policy", "no-referrer")
-        self.set_header(
-            "Content-Security-Policy",
-            "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
-            "style-src 'self'; script-src 'self'; frame-ancestors 'none'",
-        )
-
-    def supervisor(self) -> str | None:
-        return self.app.sessions.get(self.get_cookie(COOKIE))
-
-    def body(self) -> dict[str, Any]:
-        if len(self.request.body) > MAX_BODY:
-            raise tornado.web.HTTPError(413, reason="request too large")
-        try:
-            data = json.loads(self.request.body or b"{}")
-        except ValueError:
-            raise tornado.web.HTTPError(400, reason="not JSON") from None
-        if not isinstance(data, dict):
-            raise tornado.web.HTTPError(400, reason="a JSON object expected")
-        return data
-
-    def reply(self, status: int, data: Mapping[str, Any]) -> None:
-        self.set_status(status)
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(data, separators=(",", ":")))
-
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"ok": False, "error": self._reason}))
+    def sessions(self) -> Sessions:
+        return self.app.sessions
 
     def window(self) -> tuple[int | None, int | None]:
         try:

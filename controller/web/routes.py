@@ -37,6 +37,7 @@ from controller.supervisor.requests import REQUESTS, RequestError, build_event
 from controller.web import view
 from controller.web.auth import COOKIE, Sessions
 from controller.web.feed import Hub
+from controller.web.handler import MAX_BODY, JsonHandler
 from controller.web.web_config import WebSection
 from fsm.round.events import DicePositionEntered, PaiGowWagers, ProgressiveOutcome, SideWagers
 
@@ -45,7 +46,6 @@ log = logging.getLogger(__name__)
 STATIC = Path(__file__).parent / "static"
 #: The longest the page waits for the owner to commit a posted step (s).
 COMMIT_TIMEOUT_S = 10.0
-MAX_BODY = 4096
 #: Requests of the console a supervisor may take from the page (all but ``status``).
 #: verify-software has its own route (controller/web/verify.py): it answers a digest
 ACTIONS = tuple(r for r in REQUESTS if r not in ("status", "verify-software"))
@@ -113,7 +113,7 @@ class Page:
     training: Any = None
 
 
-class BaseHandler(tornado.web.RequestHandler):
+class BaseHandler(JsonHandler):
     page: Page
 
     def initialize(self, page: Page) -> None:
@@ -123,39 +123,8 @@ class BaseHandler(tornado.web.RequestHandler):
         if not host_allowed(self.page.section, self.request.host):
             raise tornado.web.HTTPError(421, reason="this page answers to 127.0.0.1 only")
 
-    def set_default_headers(self) -> None:
-        self.set_header("Cache-Control", "no-store")
-        self.set_header("X-Content-Type-Options", "nosniff")
-        self.set_header("X-Frame-Options", "DENY")
-        self.set_header("Referrer-Policy", "no-referrer")
-        self.set_header(
-            "Content-Security-Policy",
-            "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data:; "
-            "style-src 'self'; script-src 'self'; frame-ancestors 'none'",
-        )
-
-    def supervisor(self) -> str | None:
-        return self.page.sessions.get(self.get_cookie(COOKIE))
-
-    def body(self) -> dict[str, Any]:
-        if len(self.request.body) > MAX_BODY:
-            raise tornado.web.HTTPError(413, reason="request too large")
-        try:
-            data = json.loads(self.request.body or b"{}")
-        except ValueError:
-            raise tornado.web.HTTPError(400, reason="not JSON") from None
-        if not isinstance(data, dict):
-            raise tornado.web.HTTPError(400, reason="a JSON object expected")
-        return data
-
-    def reply(self, status: int, data: Mapping[str, Any]) -> None:
-        self.set_status(status)
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps(data, separators=(",", ":")))
-
-    def write_error(self, status_code: int, **kwargs: Any) -> None:
-        self.set_header("Content-Type", "application/json")
-        self.finish(json.dumps({"ok": False, "error": self._reason}))
+    def sessions(self) -> Sessions:
+        return self.page.sessions
 
 
 class IndexHandler(BaseHandler):
