@@ -21,8 +21,6 @@ file (every problem is reported as text).
 from __future__ import annotations
 
 import base64
-import hashlib
-import hmac
 import os
 import re
 import tomllib
@@ -36,9 +34,7 @@ from controller.floor.sas_config import SasSection, parse_sas
 from controller.link.link_config import LinkSection
 from controller.web.web_config import WebSection
 from drivers.gpio.pins import PinConfig
-from drivers.serial.adapter import DeviceConfig
-from drivers.serial.shoe import ShoeConfig
-from drivers.serial.shuffler import ShufflerConfig
+from drivers.serial.settings import DeviceConfig, ShoeConfig, ShufflerConfig
 from fsm.configread import (
     ConfigValueError,
     Reader,
@@ -102,6 +98,8 @@ def hash_pin(pin: str, salt: bytes | None = None) -> str:
     if not _PIN.match(pin):
         raise ValueError("pin: must be 4 to 12 digits")
     salt = os.urandom(16) if salt is None else salt
+    import hashlib  # OpenSSL: only hashing or checking a PIN, not reading the file
+
     digest = hashlib.scrypt(
         pin.encode("ascii"), salt=salt, n=SCRYPT_N, r=SCRYPT_R, p=SCRYPT_P, dklen=32
     )
@@ -140,6 +138,9 @@ def check_pin(stored: str, pin: str) -> bool:
     if isinstance(parsed, str) or not isinstance(pin, str) or not _PIN.match(pin):
         return False
     n, r, p, salt, digest = parsed
+    import hashlib
+    import hmac
+
     got = hashlib.scrypt(
         pin.encode("ascii"), salt=salt, n=n, r=r, p=p, maxmem=2 * 128 * r * n + 2**20, dklen=32
     )

@@ -28,10 +28,19 @@ EXAMPLE = ROOT / "deploy" / "config.example.toml"
 HEAVY = (
     "transitions",
     "gpiozero",
+    "serial",  # pyserial
     "tornado",
     "sqlite_utils",
+    "sqlite3",
     "nats",
     "asyncio",
+    "ssl",
+    "fsm.round.events",
+    "fsm.rules.parsheet",
+    "controller.cli.parsheet",
+    "controller.link.messages",
+    "controller.journal.anchor",
+    "controller.journal.seal",
     "fsm.round.machine",
     "fsm.round.catalogue",
     "controller.service.owner",
@@ -39,8 +48,9 @@ HEAVY = (
 )
 
 
-def modules_after(*argv: str) -> set[str]:
-    """The modules a fresh interpreter holds after ``tablectl ARGV`` (its exit ignored)."""
+def run_wrapped(*argv: str) -> tuple[set[str], int]:
+    """The modules a fresh interpreter holds after ``tablectl ARGV`` (its exit ignored), and the
+    entries its rank tables (``fsm.rules.ranking.rank_tables``) hold by then."""
     code = (
         "import sys, json\n"
         "from controller.cli import main\n"
@@ -48,13 +58,23 @@ def modules_after(*argv: str) -> set[str]:
         f"    main({list(argv)!r})\n"
         "except SystemExit:\n"
         "    pass\n"
-        "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(sys.modules)))\n"
+        "ranking = sys.modules.get('fsm.rules.ranking')\n"
+        "tables = [] if ranking is None else [\n"
+        "    t for opts in (ranking.DEFAULT_OPTIONS,) for t in ranking.rank_tables(opts)]\n"
+        "entries = sum(len(t) for t in tables)\n"
+        "sys.stderr.write('\\nMODULES ' + json.dumps([sorted(sys.modules), entries]))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120
     )
     marker = done.stderr.rindex("MODULES ")
-    return set(json.loads(done.stderr[marker + len("MODULES ") :]))
+    modules, entries = json.loads(done.stderr[marker + len("MODULES ") :])
+    return set(modules), entries
+
+
+def modules_after(*argv: str) -> set[str]:
+    """The modules a fresh interpreter holds after ``tablectl ARGV`` (its exit ignored)."""
+    return run_wrapped(*argv)[0]
 
 
 def heavy_in(modules: set[str]) -> list[str]:
@@ -80,6 +100,19 @@ def test_config_check_reads_the_configuration_without_the_machine_or_device_libr
     modules = modules_after("config", "check", str(EXAMPLE))
     assert "controller.config" in modules
     assert heavy_in(modules) == []
+
+
+def test_config_check_imports_only_its_own_command_and_builds_no_rank_table() -> None:
+    """The rule of issue 29 for ``config check``: no other command's module, none of the device,
+    page, storage or network libraries (`HEAVY`: pyserial, gpiozero, tornado, sqlite-utils,
+    transitions, ...), and its jackpot check (NJ 13:69D-1.52(e)) answered from the stored census,
+    not from rank tables computed for it (they were most of its 0.63 s)."""
+    modules, rank_entries = run_wrapped("config", "check", str(EXAMPLE))
+    assert heavy_in(modules) == []
+    commands = {f"controller.cli.{m}" for m, _ in COMMANDS.values()}
+    assert sorted(modules & commands) == ["controller.cli.config"]
+    assert "fsm.rules.jackpot_odds" in modules  # the check ran ...
+    assert rank_entries == 0  # ... and built no rank table
 
 
 def test_the_help_lines_are_each_command_module_s_own() -> None:

@@ -267,3 +267,13 @@ def test_reader_thread_survives_a_listener_that_raises(tmp_path: Path) -> None:
     finally:
         port.stop()
         device.stop()
+
+
+def test_the_configuration_s_baud_rates_are_pyserial_s() -> None:
+    """``drivers.serial.settings`` checks ``baudrate`` without importing pyserial (``tablectl
+    config check``, issue 29): its list must stay pyserial's."""
+    import serial
+
+    from drivers.serial.settings import BAUDRATES
+
+    assert tuple(serial.Serial.BAUDRATES) == BAUDRATES

@@ -54,18 +54,24 @@ SUBCOMMAND_MODULES: tuple[str, ...] = tuple(dict.fromkeys(m for m, _ in COMMANDS
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole grammar, or (``only``: a command's name) that command's module in full and
-    every other command as its help line."""
+    """The whole grammar; or (``only``: a command's name) that command's module alone; or (any
+    other ``only``: no command, or a mistyped one) every command as its help line."""
     parser = argparse.ArgumentParser(prog="tablectl", description="Pai gow table controller")
     parser.add_argument(
         "--version",
         action="store_true",
         help="print the version and the software hash of this installation, then exit",
     )
+    if only in COMMANDS:
+        # The command run, alone: every other command's parser (each an ArgumentParser, with
+        # its gettext look-ups) only ever serves `tablectl --help` and a mistyped command. The
+        # metavar is the one argparse makes of every command: the usage line names them all.
+        metavar = "{" + ",".join(COMMANDS) + "}"
+        sub = parser.add_subparsers(dest="command", required=False, metavar=metavar)
+        importlib.import_module(f"controller.cli.{COMMANDS[only][0]}").register(sub)
+        return parser
     sub = parser.add_subparsers(dest="command", required=False)
-    modules = (
-        SUBCOMMAND_MODULES if only is None else (COMMANDS[only][0],) if only in COMMANDS else ()
-    )
+    modules = SUBCOMMAND_MODULES if only is None else ()
     registered: set[str] = set()
     for command, (module, summary) in COMMANDS.items():
         if module in modules:

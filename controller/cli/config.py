@@ -9,12 +9,11 @@ never write a configuration file or a journal, and never print or log a PIN.
 from __future__ import annotations
 
 import argparse
-import getpass
 import sys
 from typing import Any
 
-from controller.cli.parsheet import check_jackpots
 from controller.config import ConfigError, TableConfig, hash_pin, load_config
+from fsm.rules.jackpot_odds import one_in, rare_jackpots
 
 
 def register(sub: Any) -> None:
@@ -79,13 +78,34 @@ def run_check(args: argparse.Namespace) -> int:
     return 0
 
 
+def check_jackpots(config: TableConfig) -> None:
+    """``tablectl config check``: ConfigError when a progressive jackpot is won less often than
+    1 in 100,000,000 hands at the first level's reset amount (NJ 13:69D-1.52(e))."""
+    g = config.game
+    meter = min(g.levels[0].initial_cents, g.levels[0].reset_cents)
+    rare = rare_jackpots(g.table, meter, g.progressive_wager_cents, g.ranking)
+    if rare:
+        raise ConfigError(
+            config.source,
+            [
+                f"game.paytable: jackpot {name!r} is won in {one_in(p)} hands at the reset "
+                f"amount ${meter / 100:,.2f}, rarer than 1 in 100,000,000 (NJ 13:69D-1.52(e))"
+                for name, p in rare
+            ],
+        )
+
+
 def journal_file_problems(config: Any) -> list[str]:
     """The anchor, key and sealing-key files are read only when they are regular files below
     their size bound (a path to /dev/zero or a FIFO would be read for ever or block power-up):
     say so now, for those that exist."""
-    from controller.journal.anchor import ANCHOR_READ_LIMIT, KEY_FILE_LIMIT, default_anchor_path
+    from controller.journal.files import (
+        ANCHOR_READ_LIMIT,
+        KEY_FILE_LIMIT,
+        SEAL_FILE_SIZE,
+        default_anchor_path,
+    )
     from controller.journal.safeio import small_file_problem
-    from controller.journal.seal import SEAL_FILE_SIZE
 
     anchor = config.journal_anchor or default_anchor_path(config.journal_path)
     files = [
@@ -106,6 +126,8 @@ def journal_file_problems(config: Any) -> list[str]:
 
 def run_hash_pin(args: argparse.Namespace) -> int:
     if sys.stdin.isatty():
+        import getpass  # termios: only a PIN typed at a terminal
+
         pin = getpass.getpass("supervisor PIN (4-12 digits): ")
         again = getpass.getpass("again: ")
         if pin != again:

@@ -6,7 +6,7 @@ the exact sheets of ``fsm.rules.parsheet`` (all C(53,7) seven-card hands by rank
 combinatorics), the main game by a seeded simulation (both sides on the house way), and per table a
 filing page with the items of NJ 13:69D-1.52(e) (initial and reset amounts, rate of progression,
 the probability of each jackpot, flagged when rarer than 1 in 100,000,000), as text, JSON or CSV.
-``check_jackpots`` is what ``tablectl config check`` calls to refuse such a table.
+``tablectl config check`` refuses such a table (``controller.cli.config.check_jackpots``).
 
 Responsible for the arguments, the random numbers of the simulation (``random.Random(seed)``: a
 par sheet is not a game, its rounds must be repeatable) and the page formats. Must never hold a
@@ -32,6 +32,7 @@ from controller.config import ConfigError, TableConfig, load_config
 from controller.link.link_config import load_controller_config
 from fsm.rules import parsheet as ps
 from fsm.rules.houseway import HouseWay
+from fsm.rules.jackpot_odds import one_in
 from fsm.rules.paytables import BUILTIN, PayTable, load_builtin, parse_paytable
 from fsm.rules.progressive import DATA_DIR as PROGRESSIVE_DIR
 from fsm.rules.progressive import PayTableError, ProgressiveTable
@@ -303,30 +304,6 @@ def _progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
-# --- config check --------------------------------------------------------------------------
-
-
-def check_jackpots(config: TableConfig) -> None:
-    """``tablectl config check``: ConfigError when a progressive jackpot is won less often than
-    1 in 100,000,000 hands at the first level's reset amount (NJ 13:69D-1.52(e))."""
-    g = config.game
-    meter = min(g.levels[0].initial_cents, g.levels[0].reset_cents)
-    rare = ps.rare_jackpots(g.table, meter, g.progressive_wager_cents, g.ranking)
-    if rare:
-        raise ConfigError(
-            config.source,
-            [
-                f"game.paytable: jackpot {name!r} is won in {_one_in(p)} hands at the reset "
-                f"amount ${meter / 100:,.2f}, rarer than 1 in 100,000,000 (NJ 13:69D-1.52(e))"
-                for name, p in rare
-            ],
-        )
-
-
-def _one_in(p: Fraction) -> str:
-    return "none of the 154,143,080" if p == 0 else f"1 in {float(1 / p):,.0f}"
-
-
 # --- formats ----------------------------------------------------------------------------------
 
 
@@ -492,5 +469,5 @@ def _filing(s: ps.Sheet) -> list[str]:
     assert isinstance(jackpots, dict)
     for name, p in jackpots.items():
         flag = "  ** RARER THAN 1 IN 100,000,000 **" if p * ps.JACKPOT_ODDS_LIMIT < 1 else ""
-        lines.append(f"   jackpot {name}: {_one_in(p)} hands{flag}")
+        lines.append(f"   jackpot {name}: {one_in(p)} hands{flag}")
     return lines

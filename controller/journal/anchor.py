@@ -44,6 +44,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from controller.journal.files import ANCHOR_READ_LIMIT, KEY_FILE_LIMIT
+from controller.journal.files import default_anchor_path as default_anchor_path  # its old home
 from controller.journal.safeio import SafeReadError, read_small_file
 
 MAGIC = "PGA3"
@@ -57,11 +59,6 @@ LINGER_S = 0.005
 #: never ends (a fault, a long pending hit): the most entries by which the anchor may trail.
 SYNC_ENTRIES = 16
 KEY_BYTES = 32
-#: The most an anchor file may hold to be read at all (its two slots are ANCHOR_SIZE bytes; a
-#: path configured to /dev/zero or a huge file is refused, not read into memory)
-ANCHOR_READ_LIMIT = 4096
-#: The most a key file may hold (64 hex digits and some white space).
-KEY_FILE_LIMIT = 256
 
 
 class AnchorError(Exception):
@@ -78,12 +75,6 @@ class AnchorRecord:
     hash: str
     acked: int
     mac: str = ""
-
-
-def default_anchor_path(journal: str | Path) -> Path:
-    """``<journal>.anchor``, beside the journal (deploy docs put it on another medium)."""
-    p = Path(journal)
-    return p.with_name(p.name + ".anchor")
 
 
 def anchor_mac(key: bytes, seq: int, digest: str, acked: int) -> str:

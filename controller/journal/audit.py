@@ -38,6 +38,7 @@ from controller.journal.format import (
     SCHEMA_SQL,
     SCHEMA_VERSION,
     STATE_ENTRIES,
+    STATE_PAD,
     Entry,
     JournalError,
     canonical_json,
@@ -50,6 +51,7 @@ from controller.journal.format import (
     meta_keys_problem,
     meters_json,
     state_hash,
+    stored_snapshot_text,
 )
 from controller.journal.seal import SEAL_PREFIX, SealChain
 
@@ -462,8 +464,16 @@ def _read_state(conn: sqlite3.Connection, problems: _Problems) -> _Stored:
     row = conn.execute("SELECT seq, hash, rounds, snapshot FROM state WHERE id = 1").fetchone()
     if row is not None:
         stored.seq, stored.hash, stored.rounds = row[0], row[1], row[2]
-        if _decode_canonical(row[3], "stored state snapshot", problems) is not None:
-            stored.snapshot_text = row[3]
+        text = row[3]
+        if isinstance(text, str):
+            text = stored_snapshot_text(text)
+            if len(row[3]) - len(text) >= STATE_PAD:
+                problems.add(
+                    f"stored state snapshot: padded with {len(row[3]) - len(text)} spaces, "
+                    f"more than the {STATE_PAD - 1} the writer adds"
+                )
+        if _decode_canonical(text, "stored state snapshot", problems) is not None:
+            stored.snapshot_text = text
     rows: dict[str, str] = {}
     for level, values in conn.execute('SELECT level, "values" FROM meters ORDER BY level'):
         if _decode_canonical(values, f"meter level {level!r}", problems) is None:

@@ -52,6 +52,26 @@ ROUND_COMPLETED = "round_completed"
 STATE_ENTRIES = 16
 
 
+#: The state row keeps one size from round to round: its snapshot (canonical JSON, about 2.3 KB,
+#: on overflow pages) is stored followed by spaces up to a multiple of STATE_PAD bytes. SQLite
+#: rewrites a row of the same size in place, writing only the pages whose bytes changed; a row of
+#: another size is deleted and inserted anew, its overflow pages freed and taken again (issue 29:
+#: about a sixth of the card's bytes). The padding is nothing but fewer than STATE_PAD spaces
+#: (`stored_snapshot_text`; verify names anything else); the state hash covers the JSON only.
+STATE_PAD = 1024
+
+
+def padded_snapshot(text: str) -> str:
+    """The state row's stored snapshot of the canonical JSON ``text``."""
+    return text + " " * (-len(text) % STATE_PAD)
+
+
+def stored_snapshot_text(stored: str) -> str:
+    """The canonical JSON of a stored snapshot: its padding (`STATE_PAD`) taken off. A journal
+    made before the padding stores none."""
+    return stored.rstrip(" ")
+
+
 def completes_a_round(type_: str, data: Mapping[str, object]) -> bool:
     """True for an entry that completed a round: a ``round_completed`` the machine accepted (a
     rejected one, e.g. re-posted after a restart, completes nothing). Everything that counts

@@ -40,6 +40,7 @@ import stat
 import zlib
 from pathlib import Path
 
+from controller.journal.files import SEAL_FILE_SIZE as SEAL_FILE_SIZE  # its old home
 from controller.journal.safeio import SafeReadError, read_small_file
 
 _sha256 = hashlib.sha256
@@ -47,7 +48,6 @@ _hmac_digest = hmac.digest
 
 SEAL_PREFIX = "fss1:"
 MAGIC = "PGS1"
-SEAL_FILE_SIZE = 160
 KEY_BYTES = 32
 _FIRST = b"paigow-seal-first:"
 _NEXT = b"paigow-seal-next:"

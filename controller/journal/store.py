@@ -63,7 +63,9 @@ from controller.journal.format import (
     key_id,
     meta_keys_problem,
     meters_json,
+    padded_snapshot,
     state_hash,
+    stored_snapshot_text,
 )
 from controller.journal.seal import SEAL_PREFIX, SealError, SealKeyFile, evolve, seal
 
@@ -97,12 +99,14 @@ _PUT_METER = (
 _SET_STATE = "UPDATE state SET seq = ?, hash = ?, rounds = ?, snapshot = ? WHERE id = 1"
 _COLUMNS = "seq, ts_ms, round_id, type, data, prev_hash, hash, state_hash, mac"
 _SELECT_ENTRIES = f"SELECT {_COLUMNS} FROM journal WHERE seq >= ? AND seq <= ? ORDER BY seq"
-#: The page size of a new journal. Each commit writes every page it changes to the WAL, whole:
-#: the journal's last leaf, the state row's and (when money moved) the meters' pages. 1 KiB pages
-#: write about a quarter less per round than SQLite's default 4 KiB (bench/bench_storage.py,
-#: docs/operator-guide.md "The SD card"); 512 saves a little more but doubles the pages a
-#: read walks.
-PAGE_SIZE = 1024
+#: The page size of a new journal (an existing journal keeps its own). Each commit writes every
+#: page it changes to the WAL, whole: the journal's last leaf (and an overflow page of a large
+#: entry), its parent, page 1 when the file grows, the state row's and (when money moved) the
+#: meters' pages. Most entries are 300-800 bytes: a page seldom holds two, so nearly every commit
+#: adds a page whatever the size, and the smallest pages write the least. Per round, with the
+#: fixed-size state row (`STATE_PAD`): 36.0 KB at 512, 48.1 KB at 1 KiB, about 60 KB at 2 KiB
+#: (bench/bench_storage.py, docs/operator-guide.md "The SD card").
+PAGE_SIZE = 512
 #: The small tables power-up checks page by page (the journal table is checked by verify).
 _QUICK_CHECKED = ("meta", "state", "meters")
 
@@ -475,7 +479,8 @@ class Journal:
             at_hash, at_state_hash = (None, None) if row is None else (row[0], row[1])
         if state[1] != at_hash:
             raise fault(f"stored state hash does not match the hash of seq {state_seq}")
-        if state_hash(state[3], meters_json(meters), state[2]) != at_state_hash:
+        snapshot_text = stored_snapshot_text(state[3])
+        if state_hash(snapshot_text, meters_json(meters), state[2]) != at_state_hash:
             raise fault(
                 f"the stored snapshot, meters or round count are not those seq {state_seq} recorded"
             )
@@ -700,6 +705,8 @@ class Journal:
     ) -> None:
         """The state row and the meter rows that changed since they were last stored (inside
         the caller's transaction)."""
+        seq, digest, rounds, snapshot = state_row
+        state_row = (seq, digest, rounds, padded_snapshot(snapshot))  # one size: in place
         if state_row[0] == 1:
             cursor.execute(_PUT_STATE, state_row)
         elif cursor.execute(_SET_STATE, state_row).rowcount != 1:

@@ -44,12 +44,12 @@ from controller.journal.reports import (
     shift_report,
 )
 from controller.link.keys import Keyring
+from controller.link.link_config import TOKEN
 from controller.link.messages import (
     ASSET_HEADER,
     MAC_HEADER,
     STREAM,
     STREAM_SUBJECTS,
-    TOKEN,
     Head,
     MessageError,
     check_next,

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from controller.link.messages import MAC_HEADER, TOKEN
+from controller.link.link_config import TOKEN
+from controller.link.messages import MAC_HEADER
 
 __all__ = ["MAC_HEADER", "Keyring", "LinkKeyError", "TableKey"]
 #: the field of a request body (``link.<pool>.confirm`` / ``.hit``) holding its MAC

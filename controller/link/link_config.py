@@ -8,14 +8,13 @@ user and password file). Must never open a connection, or read a password into a
 
 from __future__ import annotations
 
-import ssl
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.link.messages import TOKEN
 from fsm.configread import ConfigValueError, Reader, str_value
 from fsm.round.config import ProgressiveLevel
 from fsm.round.config import _five_dollar as five_dollar_reading
@@ -25,6 +24,9 @@ LINK_KEYS = (
     "enabled", "pool", "servers", "timeout_s", "level", "user", "password_file",
     "tls_ca", "tls_cert", "tls_key", "key_file",
 )  # fmt: skip
+#: Subject tokens: a table or pool id must be one NATS token (no dot, wildcard or space). Here,
+#: not in ``controller.link.messages``, so reading a table's configuration imports no wire format.
+TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 _TOKEN_WHAT = "1-32 letters, digits, '_' or '-' (one NATS subject token)"
 _URL = r"^(nats|tls)://[A-Za-z0-9_.\-\[\]:]+(:[0-9]{1,5})?$"
 
@@ -48,6 +50,8 @@ class Connection:
             if self.password_file is not None:
                 opts["password"] = self.password_file.read_text(encoding="utf-8").strip()
         if self.tls_ca is not None:
+            import ssl  # only a TLS connection pays for OpenSSL's context
+
             ctx = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=str(self.tls_ca))
             if self.tls_cert is not None:
                 ctx.load_cert_chain(

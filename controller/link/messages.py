@@ -9,7 +9,6 @@ Must never open a connection, read a journal or hold a game rule.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -25,8 +24,6 @@ ASSET_HEADER = "Paigow-Asset"
 #: the entry's MAC under the table's link key, ``<key id>:<hex>`` (controller.link.keys)
 MAC_HEADER = "Paigow-Mac"
 MSG_ID_HEADER = "Nats-Msg-Id"
-#: Subject tokens: a table or pool id must be one NATS token (no dot, wildcard or space).
-TOKEN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$")
 #: Entry data fields that carry card identities (controller.cli.journal.CardRedactor).
 CARD_FIELDS = ("stacks", "hands", "cards")
 

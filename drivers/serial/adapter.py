@@ -11,23 +11,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
-from typing import ClassVar, Self
+from dataclasses import dataclass
 
 from drivers.serial import faults, protocol
 from drivers.serial.noise import NoiseConfig, NoiseRate, noise_total
-from drivers.serial.port import PortConfig, Transport
+from drivers.serial.port import Transport
 from drivers.serial.serial_link import (
     Acked,
     Delivered,
-    LinkConfig,
     LinkEvent,
     PeerAlive,
     PeerSilent,
     PeerSynced,
     SendFailed,
 )
-from fsm.configread import Reader
 from fsm.round.events import JSON, DeviceRecovered, Event, FaultRaised
 
 Post = Callable[[Event], None]
@@ -45,46 +42,6 @@ class _Request:
 HELD_POLL_S = 1.0
 #: How often the line's noise counters are compared with its rate (seconds).
 NOISE_CHECK_S = 0.05
-
-
-@dataclass(frozen=True)
-class DeviceConfig:
-    """What the shoe's and the shuffler's sections share: the port, the link timing, the status
-    answer timeout and the answer timeout of the device's own command (``ANSWER``: the key and
-    its default, e.g. ``dispense_timeout`` 30 s), all in seconds. A subclass names its device,
-    its default port and its command; ``from_mapping`` reads every key with `fsm.configread`."""
-
-    DEVICE: ClassVar[str] = "device"
-    DEFAULT_PATH: ClassVar[str] = "/dev/paigow-device"
-    ANSWER: ClassVar[tuple[str, float]] = ("answer_timeout", 1.0)
-
-    port: PortConfig = field(default_factory=lambda: PortConfig("/dev/paigow-device"))
-    link: LinkConfig = field(default_factory=LinkConfig)
-    status_timeout: float = 1.0
-    noise: NoiseConfig = field(default_factory=NoiseConfig)
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, object], where: str) -> Self:
-        """``[serial.<device>]`` without its ``model`` (the controller picks the adapter)."""
-        answer, default = cls.ANSWER
-        r = Reader(data, where, ("port", "link", "status_timeout", answer, *NoiseConfig.KEYS))
-        port = dict(r.mapping("port"))
-        port.setdefault("path", cls.DEFAULT_PATH)
-        return cls(
-            port=PortConfig.from_mapping(port, r.path("port")),
-            link=LinkConfig.from_mapping(r.mapping("link"), r.path("link")),
-            status_timeout=r.seconds("status_timeout", 1.0),
-            noise=NoiseConfig.read(r),
-            **{answer: r.seconds(answer, default)},
-        )
-
-    def answer_timeouts(self) -> dict[str, float]:
-        """Request kind -> seconds to wait for its answer (``status`` and the device's command)."""
-        answer = self.ANSWER[0]
-        return {
-            "status": self.status_timeout,
-            answer.removesuffix("_timeout"): getattr(self, answer),
-        }
 
 
 class DeviceAdapter:

@@ -12,14 +12,14 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import serial
 
-from drivers.serial.serial_link import Link, LinkConfig, LinkEvent
-from fsm.configread import Reader
+from drivers.serial.serial_link import Link, LinkEvent
+from drivers.serial.settings import LinkConfig
+from drivers.serial.settings import PortConfig as PortConfig  # its old home
 
 
 class LinkListener(Protocol):
@@ -44,40 +44,6 @@ class Transport(Protocol):
     def stop(self) -> None: ...
 
     def status(self) -> dict[str, object]: ...
-
-
-@dataclass(frozen=True)
-class PortConfig:
-    """Where and how to open one device's port (seconds for all times)."""
-
-    path: str
-    baudrate: int = 115200
-    write_timeout: float = 0.5
-    read_tick: float = 0.02
-    backoff_initial: float = 0.1
-    backoff_max: float = 5.0
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, object], where: str) -> PortConfig:
-        keys = ("path", "baudrate", "write_timeout", "read_tick", "backoff_initial", "backoff_max")
-        r = Reader(data, where, keys)
-        path = r.string("path", what="a device path such as /dev/paigow-shoe")
-        baud = r.raw("baudrate", 115200)
-        if isinstance(baud, bool) or baud not in serial.Serial.BAUDRATES:
-            raise r.error("baudrate", f"{baud!r} is not a standard baud rate")
-        assert isinstance(baud, int)
-        times = {
-            key: r.seconds(key, default)
-            for key, default in (
-                ("write_timeout", 0.5),
-                ("read_tick", 0.02),
-                ("backoff_initial", 0.1),
-                ("backoff_max", 5.0),
-            )
-        }
-        if times["backoff_max"] < times["backoff_initial"]:
-            raise r.error("backoff_max", "must be at least backoff_initial")
-        return cls(path=path, baudrate=baud, **times)
 
 
 def next_backoff(current: float, config: PortConfig) -> float:

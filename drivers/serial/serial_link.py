@@ -28,11 +28,10 @@ from __future__ import annotations
 import os
 import struct
 from collections import deque
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from drivers.serial.frame import MAX_PAYLOAD, Frame, FrameParser, encode_frame
-from fsm.configread import MAX_SECONDS, Reader
+from drivers.serial.settings import LinkConfig as LinkConfig  # its old home
 
 ACK = 0x00
 NAK = 0x01
@@ -44,44 +43,6 @@ _SYNC_LEN = struct.calcsize(_SYNC_FORMAT)
 FIRST_APP_TYPE = 0x10
 
 _SEQ_WINDOW = 128
-
-
-@dataclass(frozen=True)
-class LinkConfig:
-    """Timing of one link, in seconds. ``None`` disables the heartbeat / silence detection."""
-
-    ack_timeout: float = 0.2
-    max_retries: int = 3
-    heartbeat_interval: float | None = 1.0
-    silence_timeout: float | None = 3.0
-    idle_flush: float = 0.05
-    nak_holdoff: float = 0.02
-    queue_limit: int = 16
-
-    @classmethod
-    def from_mapping(cls, data: Mapping[str, object], where: str) -> LinkConfig:
-        keys = (
-            "ack_timeout", "max_retries", "heartbeat_interval", "silence_timeout", "idle_flush",
-            "nak_holdoff", "queue_limit",
-        )  # fmt: skip
-        r = Reader(data, where, keys)
-        d = cls()
-        heartbeat = r.number("heartbeat_interval", 1.0, 0.001, MAX_SECONDS, unit="seconds")
-        silence = r.number("silence_timeout", 3.0, 0.001, MAX_SECONDS, unit="seconds")
-        cfg = cls(
-            ack_timeout=r.number("ack_timeout", d.ack_timeout, 0.001, MAX_SECONDS, unit="seconds"),
-            max_retries=r.integer("max_retries", d.max_retries, 0, 20),
-            heartbeat_interval=heartbeat,
-            silence_timeout=silence,
-            idle_flush=r.number("idle_flush", d.idle_flush, 0.0, MAX_SECONDS, unit="seconds"),
-            nak_holdoff=r.number("nak_holdoff", d.nak_holdoff, 0.0, MAX_SECONDS, unit="seconds"),
-            queue_limit=r.integer("queue_limit", d.queue_limit, 1, 1000),
-        )
-        if silence <= heartbeat:
-            raise r.error(
-                "silence_timeout", f"{silence} must exceed heartbeat_interval {heartbeat}"
-            )
-        return cfg
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import Protocol
 
 from drivers.serial import faults, protocol
-from drivers.serial.adapter import DeviceAdapter, DeviceConfig, Post
-from drivers.serial.port import LinkPort, PortConfig, Transport
+from drivers.serial.adapter import DeviceAdapter, Post
+from drivers.serial.port import LinkPort, Transport
+from drivers.serial.settings import ShoeConfig as ShoeConfig  # its old home
 from fsm.round.events import JSON, Dealt
 from fsm.rules.cards import DECK_SIZE
 
@@ -47,19 +47,6 @@ class Shoe(Protocol):
 
     @property
     def card_reading(self) -> bool: ...
-
-
-@dataclass(frozen=True)
-class ShoeConfig(DeviceConfig):
-    """``[serial.shoe]``: the port, the link timing and the answer timeouts (seconds); the keys
-    and their reading are `DeviceConfig`'s, shared with the shuffler."""
-
-    DEVICE: ClassVar[str] = "shoe"
-    DEFAULT_PATH: ClassVar[str] = "/dev/paigow-shoe"
-    ANSWER: ClassVar[tuple[str, float]] = ("dispense_timeout", 30.0)
-
-    port: PortConfig = field(default_factory=lambda: PortConfig("/dev/paigow-shoe"))
-    dispense_timeout: float = 30.0
 
 
 class ReferenceShoe(DeviceAdapter):

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import ClassVar, Protocol
+from typing import Protocol
 
 from drivers.serial import faults, protocol
-from drivers.serial.adapter import DeviceAdapter, DeviceConfig, Post
-from drivers.serial.port import LinkPort, PortConfig, Transport
+from drivers.serial.adapter import DeviceAdapter, Post
+from drivers.serial.port import LinkPort, Transport
+from drivers.serial.settings import ShufflerConfig as ShufflerConfig  # its old home
 from fsm.round.events import JSON, ShuffleComplete
 
 
@@ -39,19 +39,6 @@ class Shuffler(Protocol):
 
     @property
     def deck_id(self) -> int | None: ...
-
-
-@dataclass(frozen=True)
-class ShufflerConfig(DeviceConfig):
-    """``[serial.shuffler]``: the port, the link timing and the answer timeouts (seconds); the keys
-    and their reading are `DeviceConfig`'s, shared with the shoe."""
-
-    DEVICE: ClassVar[str] = "shuffler"
-    DEFAULT_PATH: ClassVar[str] = "/dev/paigow-shuffler"
-    ANSWER: ClassVar[tuple[str, float]] = ("shuffle_timeout", 90.0)
-
-    port: PortConfig = field(default_factory=lambda: PortConfig("/dev/paigow-shuffler"))
-    shuffle_timeout: float = 90.0
 
 
 class ReferenceShuffler(DeviceAdapter):

@@ -28,6 +28,7 @@ from itertools import combinations
 from fsm.rules import sevencard as sc
 from fsm.rules.cards import JOKER, Card
 from fsm.rules.houseway import HouseWay
+from fsm.rules.jackpot_odds import JACKPOT_ODDS_LIMIT, ROYAL_OR_FIVE_ACES_LINES, jackpot_lines
 from fsm.rules.parsheet_enum import FULL_DECK, Deck, Enumeration, HandKey, enumerate_hands
 from fsm.rules.paytables import Odds, PayTable, side_wager_win_cents
 from fsm.rules.progressive import ProgressiveTable, line_claims
@@ -41,8 +42,6 @@ from fsm.rules.ranking import (
 )
 from fsm.rules.settlement import VigRule, settle
 
-# NJ 13:69D-1.52(e): the probability of each jackpot no worse than 1 in 100,000,000
-JACKPOT_ODDS_LIMIT = 100_000_000
 LOSES = "loses"
 
 
@@ -457,11 +456,6 @@ def break_even_meter(
     return None
 
 
-def jackpot_lines(table: ProgressiveTable) -> tuple[str, ...]:
-    """The lines paid as a share of the meter: the jackpots of NJ 13:69D-1.52(e)."""
-    return tuple(line.name for line in table.lines if line.from_meter)
-
-
 def progressive_sheet(
     table: ProgressiveTable,
     hands: SevenCards,
@@ -551,14 +545,8 @@ def jackpot_probabilities(
     flush or five aces can claim, only the 5,640 hands holding one are evaluated (4 x C(48,2) +
     C(48,2)); otherwise (or ``exhaustive``) every hand is enumerated."""
     jackpots = jackpot_lines(table)
-    special = {
-        "natural-royal-flush",
-        "natural-royal-flush-and-pair",
-        "five-aces",
-        "five-aces-and-pair",
-    }
     total = FULL_DECK.hands()
-    if set(jackpots) <= special and not exhaustive:
+    if set(jackpots) <= ROYAL_OR_FIVE_ACES_LINES and not exhaustive:
         paid: dict[str | None, int] = {}
         for hand, count in _royal_or_five_aces_classes():
             line = table.best_line(hand, meter_cents, opts, wager_cents)
@@ -578,6 +566,21 @@ def rare_jackpots(
     (NJ 13:69D-1.52(e)), with their probabilities."""
     probabilities = jackpot_probabilities(table, meter_cents, wager_cents, opts)
     return [(name, p) for name, p in probabilities.items() if p * JACKPOT_ODDS_LIMIT < 1]
+
+
+def royal_or_five_aces_census(
+    opts: RankingOptions = DEFAULT_OPTIONS,
+) -> tuple[tuple[tuple[str, ...], int], ...]:
+    """The 5,640 hands holding a natural royal flush or five aces (`_royal_or_five_aces_hands`)
+    by the set of progressive lines each can claim (``line_claims``, every line of every table;
+    sorted names) and how many hands claim exactly that set, in the order of the sets. What
+    `fsm.rules.jackpot_census` stores, so that ``tablectl config check`` answers the jackpot
+    check of `fsm.rules.jackpot_odds` without building the rank tables."""
+    census: dict[tuple[str, ...], int] = {}
+    for hand, count in _royal_or_five_aces_classes():
+        claims = tuple(sorted(line_claims(hand, opts)))
+        census[claims] = census.get(claims, 0) + count
+    return tuple(sorted(census.items()))
 
 
 def _royal_or_five_aces_classes() -> list[tuple[tuple[Card, ...], int]]:

@@ -19,7 +19,7 @@ import tomllib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
-from importlib import resources
+from pathlib import Path
 from typing import Literal
 
 from fsm.configread import check_keys, parse_toml, table_value
@@ -464,6 +464,9 @@ def parse_paytable(text: str, where: str) -> PayTable:
     return paytable_from_mapping(data, where)
 
 
+#: The shipped bonus pay tables (``fsm/data/paytables``; read as files, as the progressive tables
+#: are: ``importlib.resources`` cost ``tablectl config check`` tempfile and shutil).
+DATA_DIR = Path(__file__).parent.parent / "data" / "paytables"
 BUILTIN = (
     "fortune-bonus-a",
     "fortune-bonus-b",
@@ -490,7 +493,7 @@ def load_builtin(name: str) -> PayTable:
     """One of the pay tables shipped in fsm/data/paytables (read-only package data)."""
     if name not in BUILTIN:
         raise ValueError(f"paytable: {name!r} is not a shipped table; one of {', '.join(BUILTIN)}")
-    text = resources.files("fsm").joinpath("data", "paytables", f"{name}.toml").read_text("utf-8")
+    text = (DATA_DIR / f"{name}.toml").read_text("utf-8")
     return parse_paytable(text, f"paytables/{name}.toml")
 
 
