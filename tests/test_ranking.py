@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fsm.rules.cards import parse_cards
+from fsm.rules.houseway import HouseWay, _Hand
 from fsm.rules.ranking import (
     DEFAULT_OPTIONS,
     Category,
@@ -25,7 +26,9 @@ from fsm.rules.ranking import (
     evaluate5,
     high_at_least_low,
     rank_tables,
+    value2,
     value5,
+    values_of_fives,
 )
 
 LOWEST = RankingOptions(ace_low_straight="lowest")
@@ -328,3 +331,26 @@ def test_filled_rank_tables_hold_every_pattern_and_never_grow_while_playing() ->
     for hand in islice(combinations(range(53), 5), 0, 20000, 97):
         value5(hand)
     assert len(plain) + len(flush) == held
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.integers(0, 52), min_size=7, max_size=7, unique=True),
+    st.sampled_from(
+        [RankingOptions(a, j) for a in ("second", "lowest") for j in ("highest-missing", "ace")]
+    ),
+)
+def test_the_house_ways_shared_split_values_equal_each_five_card_hand_ranked_alone(
+    cards: list[int], opts: RankingOptions
+) -> None:
+    """NY 5324.41(g)(1): the house way compares the 21 settings by these values, so the shared
+    path must rank every back exactly as `value5` ranks it alone, and every front as `value2`."""
+    backs = [tuple(k for k in range(7) if k not in (i, j)) for i, j in combinations(range(7), 2)]
+    assert values_of_fives(cards, backs, opts) == [  # type: ignore[arg-type]
+        value5([cards[k] for k in b], opts) for b in backs
+    ]
+    hand = _Hand(HouseWay.load("reference").rules, tuple(sorted(cards)), opts)
+    for s in hand.all_splits():
+        assert s.front == value2((hand.cards[s.i], hand.cards[s.j]))
+        back = [hand.cards[k] for k in range(7) if k not in (s.i, s.j)]
+        assert s.back == value5(back, opts)

@@ -33,6 +33,7 @@ from fsm.rules.ranking import (
     high_at_least_low,
     value2,
     value5,
+    values_of_fives,
 )
 from fsm.rules.setting import Setting
 
@@ -45,8 +46,17 @@ _SPLITS: tuple[tuple[int, int, tuple[int, int, int, int, int]], ...] = tuple(
     (i, j, tuple(k for k in range(7) if k not in (i, j)))  # type: ignore[misc]
     for i, j in combinations(range(7), 2)
 )
+_BACKS: tuple[tuple[int, int, int, int, int], ...] = tuple(back for _, _, back in _SPLITS)
 # The joker counts as an ace for pairing (NY 5324.41(c)(1)); a card's "pairing rank".
 _PRANK: tuple[int, ...] = (*(c // 4 + 2 for c in range(52)), ACE)
+# The low hand's value by the pairing ranks of its two cards: value2's, looked up (all_splits).
+_FRONT: tuple[tuple[Value, ...], ...] = tuple(
+    tuple(
+        (Category.PAIR, a) if a == b else (Category.HIGH_CARD, max(a, b), min(a, b))
+        for b in range(ACE + 1)
+    )
+    for a in range(ACE + 1)
+)
 # Rank bits for the straight pre-check: bit r for rank r, the ace also as bit 1.
 _STRAIGHT_WINDOWS: tuple[int, ...] = tuple(0b11111 << low for low in range(1, 11))
 
@@ -187,10 +197,11 @@ class _Hand:
     def all_splits(self) -> list[_Split]:
         """All 21 (front value, back value) pairs, evaluated once per hand."""
         if self._all is None:
-            cs, opts = self.cards, self.opts
+            pr = self.pr
+            backs = values_of_fives(self.cards, _BACKS, self.opts)
             self._all = [
-                _Split(value2((cs[i], cs[j])), value5([cs[k] for k in back], opts), i, j)
-                for i, j, back in _SPLITS
+                _Split(_FRONT[pr[i]][pr[j]], back, i, j)
+                for (i, j, _), back in zip(_SPLITS, backs, strict=True)
             ]
         return self._all
 

@@ -291,6 +291,31 @@ def value5(cards: Sequence[Card], opts: RankingOptions = DEFAULT_OPTIONS) -> Val
     return plain[key]
 
 
+def values_of_fives(
+    cards: Sequence[Card],
+    backs: Sequence[Sequence[int]],
+    opts: RankingOptions = DEFAULT_OPTIONS,
+) -> list[Value]:
+    """`value5` of the five cards at each index set of BACKS into CARDS, the rank codes and suit
+    bits of CARDS looked up once (the house way's 21 splits of seven cards): equal to
+    ``[value5([cards[k] for k in b], opts) for b in backs]``, in about half the time."""
+    plain, flush = rank_tables(opts)
+    codes = [RANK_CODE[c] for c in cards]
+    suits = [_SUIT_BIT[c] for c in cards]
+    out: list[Value] = []
+    append = out.append
+    for a, b, c, d, e in backs:
+        key = codes[a] + codes[b] + codes[c] + codes[d] + codes[e]
+        if (suits[a] | suits[b] | suits[c] | suits[d] | suits[e]) in _ONE_SUIT:
+            try:
+                append(flush[key])
+                continue
+            except KeyError:  # two natural cards of a rank: no flush
+                pass
+        append(plain[key])
+    return out
+
+
 def evaluate5(cards: Sequence[Card], opts: RankingOptions = DEFAULT_OPTIONS) -> HighHand:
     """Rank a five-card high hand; CardError on a wrong count or a repeated card."""
     if len(cards) != 5:
