@@ -68,6 +68,25 @@ def wait_ready(vm: PiVM, timeout: float = 300.0, restarts_at_least: int = 0) -> 
     raise NotReady(f"{UNIT} not READY in {timeout:g} s: {seen}\n{log}")
 
 
+def wait_failed_start(vm: PiVM, old_pid: str, timeout: float = 120.0) -> dict[str, str]:
+    """Until a start of the unit after its process OLD_PID has failed (systemd waiting to restart
+    it, or given up): the unit's state then. AssertionError if a new process reaches READY
+    instead, NotReady if neither happens."""
+    end = time.monotonic() + timeout
+    seen: dict[str, str] = {}
+    while time.monotonic() < end:
+        seen = unit_state(vm)
+        running = seen.get("ActiveState") == "active" and seen.get("SubState") == "running"
+        if running and seen.get("MainPID") != old_pid:
+            raise AssertionError(f"{UNIT} reached READY: {seen}")
+        if seen.get("SubState") == "auto-restart" or seen.get("ActiveState") == "failed":
+            say(f"start failed: {seen}")
+            return seen
+        time.sleep(0.5)
+    log = vm.sh(f"journalctl -u {UNIT} -n 25 --no-pager", check=False)
+    raise NotReady(f"{UNIT} neither failed nor became READY in {timeout:g} s: {seen}\n{log}")
+
+
 def status(vm: PiVM) -> dict[str, Any]:
     return status_fields(vm.prop("StatusText"))
 
