@@ -15,8 +15,14 @@ from pathlib import Path
 ANCHOR_READ_LIMIT = 4096
 #: The most a key file may hold (64 hex digits and some white space).
 KEY_FILE_LIMIT = 256
-#: The sealing-key file: exactly this many bytes (``controller.journal.seal``).
-SEAL_FILE_SIZE = 160
+#: One record of the sealing-key file (``controller.journal.seal``), padded to this size.
+SEAL_RECORD_SIZE = 160
+#: Where its two records (slots) begin: each within a 512-byte sector of its own, so a write torn
+#: by a power cut damages only the slot it was writing.
+SEAL_SLOTS = (0, 512)
+#: The most a sealing-key file may hold: its second slot's end (a file made before the second
+#: slot holds one record, SEAL_RECORD_SIZE bytes).
+SEAL_FILE_SIZE = SEAL_SLOTS[1] + SEAL_RECORD_SIZE
 
 
 def default_anchor_path(journal: str | Path) -> Path:

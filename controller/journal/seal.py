@@ -18,13 +18,22 @@ The journal's ``meta.key_id`` of a sealed journal is ``fss1:<seal id>`` (`seal_i
 names V without revealing it); the sealing-key file repeats the id, so a key file of another
 journal is refused.
 
-The sealing-key file (``SEAL_FILE_SIZE`` bytes, one ASCII line ``PGS1 <seal id> <next seq>
-<key hex> <crc32>`` padded with spaces, within one 512-byte sector so a write is all or nothing):
-``next seq`` is the seq the key seals next. It never gets ahead of the journal: k_{n+1} is written
-only after entry n's COMMIT returned. It may fall behind it (a power cut loses the unsynced
-write): the writer then derives forward. It is synced with the anchor's record (each round's
-end) and at close (`SealKeyFile.sync`), not at every entry (docs/journal.md: what flash
-wear-levelling means for "overwritten").
+The sealing-key file holds two slots (``SEAL_SLOTS``: offsets 0 and 512, each in a 512-byte
+sector of its own), each empty (spaces) or one record, an ASCII line ``PGS1 <seal id> <next seq>
+<key hex> <crc32>`` padded with spaces to ``SEAL_RECORD_SIZE`` bytes. ``next seq`` is the seq the
+key seals next; the file's key is its valid record with the highest ``next seq``. A new key is
+written into the slot that does not hold that record, so a write torn by a power cut (the key
+is overwritten after every entry but synced once a round: a sector written many times between
+syncs can be torn, `tests/stress/disk.py`) damages only itself and the other slot still holds
+the key before it. The key never gets ahead of the journal: k_{n+1} is written only after entry
+n's COMMIT returned. It may fall behind it (a power cut loses the unsynced writes, or tears the
+last): the writer then derives forward. It is synced with the anchor's record (each round's end)
+and at close (`SealKeyFile.sync`), not at every entry; after each sync the other slot is emptied,
+so between two syncs the file holds at most the key of the last committed entry beside the next
+(the price of surviving a torn write: root at that moment could re-seal that one entry; the
+anchor and the witness off the Pi still hold it), and after a sync only the next key
+(docs/journal.md: what flash wear-levelling means for "overwritten"). A file made with one
+record (before the second slot) is read as its first slot.
 
 This module must never keep the verification key on the Pi (it is printed, never written to a
 file by `setup-keys`) and never move a sealing key backwards.
@@ -41,6 +50,7 @@ import zlib
 from pathlib import Path
 
 from controller.journal.files import SEAL_FILE_SIZE as SEAL_FILE_SIZE  # its old home
+from controller.journal.files import SEAL_RECORD_SIZE, SEAL_SLOTS
 from controller.journal.safeio import SafeReadError, read_small_file
 
 _sha256 = hashlib.sha256
@@ -137,10 +147,31 @@ class SealChain:
 def _record(sid: str, next_seq: int, key: bytes) -> bytes:
     body = f"{MAGIC} {sid} {next_seq} {key.hex()}"
     line = f"{body} {zlib.crc32(body.encode('ascii')):08x}"
-    return line.encode("ascii").ljust(SEAL_FILE_SIZE - 1, b" ") + b"\n"
+    return line.encode("ascii").ljust(SEAL_RECORD_SIZE - 1, b" ") + b"\n"
 
 
-def _parse(raw: bytes, path: Path) -> tuple[str, int, bytes]:
+#: An empty slot: what a synced file's other slot holds (no key).
+_EMPTY = b" " * (SEAL_RECORD_SIZE - 1) + b"\n"
+
+
+def _parse(raw: bytes, path: Path) -> tuple[str, int, bytes, int]:
+    """(seal id, next seq, key, slot) of the file's newest valid record; `SealError` when no slot
+    holds one, or two valid records name different journals."""
+    found: list[tuple[int, str, bytes, int]] = []
+    for slot, offset in enumerate(SEAL_SLOTS):
+        record = _parse_record(raw[offset : offset + SEAL_RECORD_SIZE])
+        if record is not None:
+            found.append((record[1], record[0], record[2], slot))
+    if not found:
+        raise SealError(f"sealing key {path}: no valid record (damaged or not a sealing-key file)")
+    if len({sid for _, sid, _, _ in found}) > 1:
+        raise SealError(f"sealing key {path}: its two records name different journals")
+    next_seq, sid, key, slot = max(found)
+    return sid, next_seq, key, slot
+
+
+def _parse_record(raw: bytes) -> tuple[str, int, bytes] | None:
+    """One slot's record, or None when the slot is empty, torn or not a record."""
     try:
         magic, sid, seq, key_hex, crc = raw.decode("ascii").split()
         body = f"{magic} {sid} {seq} {key_hex}"
@@ -155,7 +186,7 @@ def _parse(raw: bytes, path: Path) -> tuple[str, int, bytes]:
     except (UnicodeDecodeError, ValueError):
         ok = False
     if not ok:
-        raise SealError(f"sealing key {path}: no valid record (damaged or not a sealing-key file)")
+        return None
     return sid, int(seq), key
 
 
@@ -198,7 +229,7 @@ class SealKeyFile:
             ) from exc
         except SafeReadError as exc:
             raise SealError(str(exc)) from exc
-        self.id, self.next_seq, self._key = _parse(raw, self.path)
+        self.id, self.next_seq, self._key, self._slot = _parse(raw, self.path)
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK)
             if not stat.S_ISREG(os.fstat(self._fd).st_mode):
@@ -231,27 +262,36 @@ class SealKeyFile:
         ``next_seq - 1`` returned). Never moves backwards. Not synced here (`sync`)."""
         if next_seq <= self.next_seq:
             return
+        slot = 1 - self._slot  # never over the newest record: a torn write leaves it
         try:
-            os.pwrite(self._fd, _record(self.id, next_seq, key), 0)
+            os.pwrite(self._fd, _record(self.id, next_seq, key), SEAL_SLOTS[slot])
         except OSError as exc:
             raise SealError(
                 f"sealing key {self.path}: write of seq {next_seq} failed: {exc}"
             ) from exc
-        self.next_seq, self._key = next_seq, key
+        self.next_seq, self._key, self._slot = next_seq, key, slot
         self._dirty = True
 
     def sync(self) -> None:
-        """Make the last `advance` durable (with the anchor's record, or the journal closes)."""
+        """Make the last `advance` durable (with the anchor's record, or the journal closes),
+        then empty the other slot (its older key is no longer needed: the newest is on disk).
+        The emptying is made durable by the next sync, or at once when ``final``."""
+        self._sync(final=False)
+
+    def _sync(self, final: bool) -> None:
         if self._dirty and self._fd >= 0:
             self._dirty = False
             try:
                 os.fdatasync(self._fd)
+                os.pwrite(self._fd, _EMPTY, SEAL_SLOTS[1 - self._slot])
+                if final:
+                    os.fdatasync(self._fd)
             except OSError as exc:
                 raise SealError(f"sealing key {self.path}: sync failed: {exc}") from exc
 
     def close(self) -> None:
         try:
-            self.sync()
+            self._sync(final=True)
         finally:
             if self._fd >= 0:
                 os.close(self._fd)
