@@ -29,6 +29,7 @@ or answer a hit before its lock is committed.
 from __future__ import annotations
 
 import asyncio
+import collections
 import contextlib
 import json
 import logging
@@ -82,6 +83,11 @@ HASH_WINDOW = 2048
 #: refused messages journaled per table and minute; a flood beyond is logged, not journaled
 #: (a forger must not fill the pool's journal)
 REFUSALS_JOURNALED_PER_MINUTE = 100
+#: How long a hit request waits for the pool to hold its table's stream through the request's
+#: ``need_seq`` (the table's last entry with a contribution: this round's wagers are on the
+#: meter the hit is weighed at, NY 5324.41(k)(6)) before it is locked at the meter held (s);
+#: under the table's 2 s reply timeout.
+HIT_HOLD_S = 1.5
 
 
 def utc_now_ms() -> int:
@@ -193,7 +199,8 @@ class LinkController:
         #: (table, reason) of a table whose terms the pool refused, journaled once a run
         self.terms_logged: set[tuple[str, str]] = set()
         self._gaps: dict[str, tuple[int, float]] = {}  # table -> (seq held, first seen)
-        self._hits: asyncio.Queue[Any] = asyncio.Queue()
+        #: hit requests in arrival order: (arrived, monotonic s; the message; its JSON object)
+        self._hits: collections.deque[tuple[float, Any, dict[str, Any]]] = collections.deque()
         self._kv: Any = None
         self.consumed = 0
         self.ready = asyncio.Event()
@@ -621,17 +628,28 @@ class LinkController:
             with contextlib.suppress(Exception):
                 await msg.respond(json.dumps({"ok": False, "reason": why}).encode())
             return
-        await self._hits.put(msg)
+        if isinstance(req, dict):  # always, once it names a table
+            self._hits.append((time.monotonic(), msg, req))
+
+    def _stream_behind(self, req: Mapping[str, Any], arrived: float) -> bool:
+        """Whether a hit request still waits for its table's stream: the pool holds less of it
+        than the request's ``need_seq`` and the request has waited under `HIT_HOLD_S`."""
+        need = req.get("need_seq")
+        if not isinstance(need, int) or isinstance(need, bool):
+            return False
+        held = self.heads.get(str(req["table"]), Head(0, "")).seq
+        return held < need and time.monotonic() - arrived < HIT_HOLD_S
 
     async def _serve_hits(self) -> None:
-        """Every hit request queued so far, one at a time, in the order they arrived."""
+        """Every hit request queued so far, one at a time, in the order they arrived; the first
+        one waits (and those behind it) while its table's stream is behind its ``need_seq``."""
         served = False
-        while not self._hits.empty():
-            msg = self._hits.get_nowait()
+        while self._hits:
+            arrived, msg, req = self._hits[0]
+            if self._stream_behind(req, arrived):
+                break  # consume first: the round's own wagers count on the meter (k)(6)
+            self._hits.popleft()
             try:
-                req = json.loads(msg.data)
-                if not isinstance(req, dict):
-                    raise PoolError("not a JSON object")
                 self.pool.check_hit(req)
                 _, done = self.pool.lock_of(
                     str(req["table"]), int(req["round"]), int(req["position"]), str(req["line"])
@@ -646,6 +664,8 @@ class LinkController:
                     if req.get("lines") is not None:  # every line the hand makes (g)(8)
                         data["lines"] = req["lines"]
                     data["request_seq"] = req.get("seq")
+                    data["need_seq"] = req.get("need_seq")  # and what the pool held of it:
+                    data["held_seq"] = self.heads.get(str(req["table"]), Head(0, "")).seq
                     _, effects = self.state.append("hit_locked", data)
                     done = next(e for e in effects if e["type"] == "hit_locked")
                     served = True

@@ -525,6 +525,9 @@ class TableLink:
                     p for p in rnd.get("pending", ())
                     if p.get("level") == self.level and "locked_cents" not in p
                 ]  # fmt: skip
+            if pending:  # this round's contributions counted in need_seq (on this thread)
+                await asyncio.to_thread(self.owner.tail.catch_up)
+                self._read()
             for hit in pending:
                 # a corrected line (NY 5324.41(k)(3)(ii)) is a hit of its own at the position
                 key = f"{public.round_id}:{hit['position']}:{hit['line']}"
@@ -540,6 +543,8 @@ class TableLink:
                     "line": hit["line"],
                     "wager_cents": self.wager_cents,
                     "seq": public.seq,
+                    # the pool weighs the hit once it holds the stream this far (k)(6)
+                    "need_seq": self.status.need_seq,
                 }
                 if hit.get("corrects"):  # the line the supervisor voided for this one
                     body["corrects"] = hit["corrects"]

@@ -10,6 +10,7 @@ Pure pool and round first, then end to end on a real nats-server with the link c
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -367,7 +368,13 @@ def test_e2e_a_table_whose_own_meter_is_low_gets_the_pools_amount_k6(
     (pay,) = pays
     assert pay["from"] == "meter", f"paid {pay['line']} from the chip tray, no lock asked"
     (lock,) = locks
-    assert lock["paid_line"] == FIVE_ACES and lock["cents"] == lock["meter_cents"] // 10 > 10_000
+    # (k)(6): the meter at payment holds this round's own $1 wager (21% of it), however late
+    # the table's stream is: the pool locks once it holds the stream through the request's
+    # need_seq (CI once locked before the contribution came: $1,000.00 flat)
+    assert lock["meter_cents"] == 100_000 + 100 * 2100 // 10_000
+    assert lock["paid_line"] == FIVE_ACES and lock["cents"] == lock["meter_cents"] // 10
+    (asked,) = [d for _, typ, d in journal(tmp_path / "pool.db") if typ == "hit_locked"]
+    assert asked["held_seq"] >= asked["need_seq"] > 0
     assert (pay["line"], pay["cents"], pay["from"]) == (FIVE_ACES, lock["cents"], "meter")
     assert t.owner.public.meters["progressive"]["display_cents"] == 15_000
 
@@ -416,3 +423,30 @@ def test_e2e_a_table_leaving_takes_none_of_the_pools_money_and_its_level_restart
     own = t.owner.public.meters["progressive"]
     assert own["display_cents"] == 100_000 + 2 * 21  # configured $1,000 + 21% of two $1 wagers
     assert verify(pool_db, PoolReplayer).ok and verify(t.db).ok
+
+
+def test_a_hit_waits_for_its_tables_stream_through_need_seq_but_not_for_ever_k6(
+    tmp_path: Path, nats: NatsServer
+) -> None:
+    """The pool weighs a hit at its meter at payment (NY 5324.41(k)(6)), which counts the wagers
+    the table made before it asked: a request whose ``need_seq`` the pool does not hold yet
+    waits for the stream, at most `HIT_HOLD_S` (a table whose stream is down is still paid,
+    at the meter held); a request without one, or whose stream is held, goes at once."""
+    from controller.link.link_config import load_controller_config
+    from controller.link.messages import Head
+    from controller.link.service import HIT_HOLD_S, LinkController
+
+    ctl = LinkController(load_controller_config(pool_toml(tmp_path, nats.url, 100_000)))
+    try:
+        now = time.monotonic()
+        req = {"table": "T1", "need_seq": 12}
+        assert ctl._stream_behind(req, now)  # holds nothing of T1 yet
+        assert not ctl._stream_behind(req, now - HIT_HOLD_S - 0.01)  # waited long enough
+        assert not ctl._stream_behind({"table": "T1"}, now)  # an older table's request
+        assert not ctl._stream_behind({"table": "T1", "need_seq": True}, now)
+        ctl.heads["T1"] = Head(11, "h")
+        assert ctl._stream_behind(req, now)
+        ctl.heads["T1"] = Head(12, "h")
+        assert not ctl._stream_behind(req, now)
+    finally:
+        ctl.state.close()
