@@ -382,6 +382,27 @@ def test_a_key_write_torn_by_a_power_cut_leaves_the_key_before_it_and_play_goes_
     assert SealKeyFile(seal_file).next_seq == len(journal_entries(db)) + 1 > n + 1
 
 
+def test_a_key_record_spliced_in_from_another_journal_is_refused_not_used_nj_13_69d_1_52f(
+    tmp_path: Path, vk: bytes
+) -> None:
+    """The insider with root: the sealing-key file's other slot is written with a later key of
+    another journal's file (a higher next seq, so it would be the newest record). The file is
+    refused as naming two journals, and the journal does not open on it (a storage fault, in
+    words), where taking the newest record would seal this journal with the other's keys."""
+    own, other = tmp_path / "own.seal", tmp_path / "other.seal"
+    write_new_seal_file(own, vk)
+    other_vk = new_verification_key()
+    write_new_seal_file(other, other_vk)
+    SealKeyFile(other).advance(5, _key_at(other_vk, 5))  # into slot 1, next seq 5
+    spliced = tmp_path / "spliced.seal"
+    spliced.write_bytes(own.read_bytes().ljust(512, b"\0")[:512] + other.read_bytes()[512:])
+    assert SealKeyFile(other).next_seq == 5 and SealKeyFile(own).next_seq == 1
+    with pytest.raises(SealError, match="different journals"):
+        SealKeyFile(spliced)
+    with pytest.raises(StorageFault, match="sealing key"):
+        Journal.open(tmp_path / "j.db", seal_file=spliced)
+
+
 @pytest.mark.parametrize("what", ["missing", "damaged", "dev_zero", "fifo"])
 def test_a_sealing_key_that_cannot_be_used_is_a_storage_fault_not_a_hang(
     tmp_path: Path, what: str
