@@ -325,29 +325,82 @@ def test_a_sealing_key_file_left_behind_by_a_cut_derives_forward_and_checks_the_
         Journal.open(db, seal_file=seal_file)
 
 
-def test_a_new_key_is_never_written_over_the_newest_and_a_sync_leaves_only_the_next_key(
+def _cut(durable: bytes, now: bytes) -> bytes:
+    """The sealing-key file as a power cut may leave it (`tests/stress/disk.py`): every
+    512-byte sector written since ``durable`` (the file at the last sync) torn."""
+    out = bytearray(now)
+    for start in range(0, len(now), 512):
+        if now[start : start + 512] != durable[start : start + 512]:
+            end = min(start + 120, len(now))
+            out[start + 40 : end] = bytes(range(end - start - 40))  # inside the slot's record
+    return bytes(out)
+
+
+def test_between_two_syncs_no_key_goes_over_the_synced_one_so_a_cut_tearing_every_write_leaves_it(
     tmp_path: Path, vk: bytes
 ) -> None:
-    """The two slots: each `advance` writes the slot without the newest record (a write torn by
-    a cut damages only itself); after a sync the other slot is empty, so the file holds no key
-    of an entry already sealed."""
+    """NJ 13:69D-1.52(f): between two syncs every new key goes into the slot the last sync did
+    not leave its key in, so a cut that tears every sector written since (the disk model of
+    `make stress`, which found a file with both slots torn) leaves the synced key, from which
+    power-up derives forward; after a sync the file holds no key of an entry already sealed."""
     seal_file = tmp_path / "journal.seal"
     write_new_seal_file(seal_file, vk)
-    slots = (slice(0, 160), slice(512, 672))
     kf = SealKeyFile(seal_file)
-    before = seal_file.read_bytes()
-    kf.advance(2, _key_at(vk, 2))
-    after = seal_file.read_bytes()
-    assert after[slots[0]] == before[slots[0]]  # the newest (k1) untouched
-    assert _key_at(vk, 2).hex().encode() in after[slots[1]]
-    kf.advance(3, _key_at(vk, 3))
-    again = seal_file.read_bytes()
-    assert again[slots[1]] == after[slots[1]]  # k2 untouched while k3 is written
-    assert _key_at(vk, 3).hex().encode() in again[slots[0]]
+    for seq in range(2, 6):
+        kf.advance(seq, _key_at(vk, seq))
     kf.sync()
-    synced = seal_file.read_bytes()
-    assert _key_at(vk, 2).hex().encode() not in synced
-    assert synced[slots[1]].strip() == b""
+    durable = seal_file.read_bytes()
+    for seq in (2, 3, 4):  # a sync leaves only the next key
+        assert _key_at(vk, seq).hex().encode() not in durable
+    for seq in range(6, 10):
+        kf.advance(seq, _key_at(vk, seq))
+        torn = tmp_path / f"torn{seq}.seal"
+        torn.write_bytes(_cut(durable, seal_file.read_bytes()))
+        assert SealKeyFile(torn).next_seq == 5, f"after the key of seq {seq}"
+    kf.sync()
+    durable = seal_file.read_bytes()
+    assert _key_at(vk, 5).hex().encode() not in durable
+    kf.advance(10, _key_at(vk, 10))
+    kf.advance(11, _key_at(vk, 11))
+    (tmp_path / "torn.seal").write_bytes(_cut(durable, seal_file.read_bytes()))
+    assert SealKeyFile(tmp_path / "torn.seal").next_seq == 9
+    kf.close()
+    closed = seal_file.read_bytes()
+    assert SealKeyFile(seal_file).next_seq == 11
+    assert _key_at(vk, 9).hex().encode() not in closed
+
+
+def test_a_key_written_while_the_anchor_thread_syncs_is_not_erased_nor_taken_as_synced(
+    tmp_path: Path, vk: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The owner's thread writes the next key while the anchor's thread syncs the file (its
+    fdatasync holds no lock): that key is not durable yet, so the sync neither empties its slot
+    nor makes it the synced one, and a cut tearing every write since still leaves a key."""
+    import os
+
+    seal_file = tmp_path / "journal.seal"
+    write_new_seal_file(seal_file, vk)
+    kf = SealKeyFile(seal_file)
+    kf.advance(2, _key_at(vk, 2))
+    real = os.fdatasync
+    durable: list[bytes] = []
+
+    def fdatasync_while_the_owner_appends(fd: int) -> None:
+        real(fd)
+        durable.append(seal_file.read_bytes())
+        if len(durable) == 1:
+            kf.advance(3, _key_at(vk, 3))  # the next entry's key, during the sync
+
+    monkeypatch.setattr(os, "fdatasync", fdatasync_while_the_owner_appends)
+    kf.sync()
+    monkeypatch.undo()
+    assert SealKeyFile(seal_file).next_seq == 3  # the newest key is still there
+    torn = tmp_path / "torn.seal"
+    torn.write_bytes(_cut(durable[0], seal_file.read_bytes()))
+    # key 3 went over key 2 (unsynced), so key 1 is the one a cut leaves: not erased by the sync
+    assert SealKeyFile(torn).next_seq == 1
+    kf.sync()  # the next sync makes key 3 durable and leaves only it
+    assert _key_at(vk, 2).hex().encode() not in seal_file.read_bytes()
     kf.close()
     assert SealKeyFile(seal_file).next_seq == 3
 

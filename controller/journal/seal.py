@@ -21,17 +21,19 @@ journal is refused.
 The sealing-key file holds two slots (``SEAL_SLOTS``: offsets 0 and 512, each in a 512-byte
 sector of its own), each empty (spaces) or one record, an ASCII line ``PGS1 <seal id> <next seq>
 <key hex> <crc32>`` padded with spaces to ``SEAL_RECORD_SIZE`` bytes. ``next seq`` is the seq the
-key seals next; the file's key is its valid record with the highest ``next seq``. A new key is
-written into the slot that does not hold that record, so a write torn by a power cut (the key
-is overwritten after every entry but synced once a round: a sector written many times between
-syncs can be torn, `tests/stress/disk.py`) damages only itself and the other slot still holds
-the key before it. The key never gets ahead of the journal: k_{n+1} is written only after entry
-n's COMMIT returned. It may fall behind it (a power cut loses the unsynced writes, or tears the
-last): the writer then derives forward. It is synced with the anchor's record (each round's end)
-and at close (`SealKeyFile.sync`), not at every entry; after each sync the other slot is emptied,
-so between two syncs the file holds at most the key of the last committed entry beside the next
-(the price of surviving a torn write: root at that moment could re-seal that one entry; the
-anchor and the witness off the Pi still hold it), and after a sync only the next key
+key seals next; the file's key is its valid record with the highest ``next seq``. One slot holds
+the key the last sync made durable and is not written until the next sync; every new key goes
+into the other slot. A power cut may lose or tear every write since the sync (the key is
+overwritten after every entry but synced once a round: `tests/stress/disk.py` tears any unsynced
+sector), which damages only that slot, and the synced key is left to derive forward from. The key
+never gets ahead of the journal: k_{n+1} is written only after entry n's COMMIT returned. It may
+fall behind it (a cut loses the unsynced writes): the writer then derives forward. It is synced
+with the anchor's record (each round's end), at open and at close (`SealKeyFile.sync`), not at
+every entry. At a sync the slot written since becomes the synced one and the other is emptied,
+so between two syncs the file holds the key of the first entry after the last sync beside the
+newest (the price of surviving a cut that tears every unsynced write: root at that moment could
+re-seal the entries since that sync, about a round; the anchor and the witness off the Pi still
+hold their hashes), and after a sync only the next key
 (docs/journal.md: what flash wear-levelling means for "overwritten"). A file made with one
 record (before the second slot) is read as its first slot.
 
@@ -46,6 +48,7 @@ import hmac
 import os
 import secrets
 import stat
+import threading
 import zlib
 from pathlib import Path
 
@@ -229,15 +232,24 @@ class SealKeyFile:
             ) from exc
         except SafeReadError as exc:
             raise SealError(str(exc)) from exc
-        self.id, self.next_seq, self._key, self._slot = _parse(raw, self.path)
+        self.id, self.next_seq, self._key, slot = _parse(raw, self.path)
         try:
             self._fd = os.open(self.path, os.O_RDWR | os.O_NONBLOCK)
             if not stat.S_ISREG(os.fstat(self._fd).st_mode):
                 os.close(self._fd)
                 raise SealError(f"sealing key {self.path}: not a regular file")
+            # what was read is made durable first (a SIGKILL keeps unsynced writes in the page
+            # cache): from here the slot of the newest record is the synced one
+            os.fdatasync(self._fd)
         except OSError as exc:
             raise SealError(f"sealing key {self.path}: cannot open for writing: {exc}") from exc
+        #: the slot holding the key the last sync made durable: untouched until the next sync,
+        #: so a cut that tears every write since (the other slot) leaves it to derive from
+        self._synced = slot
         self._dirty = False
+        #: `advance` (the owner's thread) and `sync` (the anchor's) share the slots' state
+        self._lock = threading.Lock()
+        self._writes = 0  # advances so far: a sync flips the slots only over what it synced
 
     @property
     def journal_key_id(self) -> str:
@@ -260,34 +272,44 @@ class SealKeyFile:
     def advance(self, next_seq: int, key: bytes) -> None:
         """Overwrite the stored key with ``key``, the key of ``next_seq`` (after the COMMIT of
         ``next_seq - 1`` returned). Never moves backwards. Not synced here (`sync`)."""
-        if next_seq <= self.next_seq:
-            return
-        slot = 1 - self._slot  # never over the newest record: a torn write leaves it
-        try:
-            os.pwrite(self._fd, _record(self.id, next_seq, key), SEAL_SLOTS[slot])
-        except OSError as exc:
-            raise SealError(
-                f"sealing key {self.path}: write of seq {next_seq} failed: {exc}"
-            ) from exc
-        self.next_seq, self._key, self._slot = next_seq, key, slot
-        self._dirty = True
+        with self._lock:
+            if next_seq <= self.next_seq:
+                return
+            slot = 1 - self._synced  # never over the synced key: a torn write leaves it
+            try:
+                os.pwrite(self._fd, _record(self.id, next_seq, key), SEAL_SLOTS[slot])
+            except OSError as exc:
+                raise SealError(
+                    f"sealing key {self.path}: write of seq {next_seq} failed: {exc}"
+                ) from exc
+            self.next_seq, self._key = next_seq, key
+            self._writes += 1
+            self._dirty = True
 
     def sync(self) -> None:
-        """Make the last `advance` durable (with the anchor's record, or the journal closes),
-        then empty the other slot (its older key is no longer needed: the newest is on disk).
-        The emptying is made durable by the next sync, or at once when ``final``."""
+        """Make the last `advance` durable (with the anchor's record, or the journal closes):
+        its slot becomes the synced one, and the other slot, the key the previous sync left, is
+        emptied (no longer needed: the newest is on disk) and takes the keys until the next
+        sync. The emptying is made durable by the next sync, or at once when ``final``."""
         self._sync(final=False)
 
     def _sync(self, final: bool) -> None:
-        if self._dirty and self._fd >= 0:
-            self._dirty = False
-            try:
+        with self._lock:
+            if not self._dirty or self._fd < 0:
+                return
+            writes = self._writes
+        try:
+            os.fdatasync(self._fd)  # outside the lock: the owner's next advance need not wait
+            with self._lock:
+                if self._writes != writes:
+                    return  # a key written during the sync is not durable yet: the next sync
+                self._dirty = False
+                self._synced = 1 - self._synced
+                os.pwrite(self._fd, _EMPTY, SEAL_SLOTS[1 - self._synced])
+            if final:
                 os.fdatasync(self._fd)
-                os.pwrite(self._fd, _EMPTY, SEAL_SLOTS[1 - self._slot])
-                if final:
-                    os.fdatasync(self._fd)
-            except OSError as exc:
-                raise SealError(f"sealing key {self.path}: sync failed: {exc}") from exc
+        except OSError as exc:
+            raise SealError(f"sealing key {self.path}: sync failed: {exc}") from exc
 
     def close(self) -> None:
         try:
