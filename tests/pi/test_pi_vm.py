@@ -13,10 +13,11 @@ GLI-11 critical memory), the lock-out lights the dealer checks (NY 5324.41(k)(2)
 from __future__ import annotations
 
 import json
+import os
 import re
 import time
 
-from pivm_support import PINS, UNIT, PiVM
+from pivm_support import ACCEPTOR_LIGHTS, ACCEPTOR_SENSORS, PINS, SEGMENTS, UNIT, PiVM
 from pivm_table import (
     drop_chips,
     journal_entries,
@@ -217,6 +218,39 @@ def test_a_unit_that_cannot_write_its_state_directory_fails_the_ready_check(vm: 
         )
     wait_ready(vm)
     journal_verify(vm)
+
+
+def test_the_pi_4_variant_boots_and_the_service_claims_its_pins_on_the_bcm2711_chip() -> None:
+    """The Pi 4 device tree (deploy/pi-vm/image.sh): a second VM from the same image, its own
+    shoe and shuffler simulators behind its USB adapters. Its header chip is labelled
+    ``pinctrl-bcm2711`` with 58 lines, the service finds it by that label (as on a Pi 4) and
+    holds every pin of the table's plan on it once READY."""
+    from pivm_support import UsbSerial, image_dir
+
+    from drivers.sim.bench import SimulatedDevices
+
+    sim = SimulatedDevices(card_reading=True)
+    sim.start(seed=4)
+    assert sim.shoe is not None and sim.shuffler is not None
+    usb = [
+        UsbSerial("shoe", "PGSHOE0001", os.path.realpath(sim.shoe.path)),
+        UsbSerial("shuffler", "PGSHUF0001", os.path.realpath(sim.shuffler.path)),
+    ]
+    pi4 = PiVM(image_dir(), board="pi4", usb=usb)
+    pi4.start()
+    try:
+        pi4.wait_agent(timeout=900)
+        assert "Raspberry Pi 4" in pi4.sh("tr -d '\\0' </proc/device-tree/model")
+        chips = pi4.sh("gpiodetect")
+        assert re.search(r"gpiochip1 \[pinctrl-bcm2711\] \(58 lines\)", chips), chips
+        wait_ready(pi4, timeout=600)
+        info = pi4.sh("gpioinfo gpiochip1")
+        plan = [*PINS.values(), *ACCEPTOR_SENSORS, *ACCEPTOR_LIGHTS, *SEGMENTS]
+        free = [n for n in plan if not re.search(rf"^\s*line\s+{n}:.*\[used\b", info, re.M)]
+        assert not free, f"pins not held by the service: {free}\n{info}"
+    finally:
+        pi4.stop()
+        sim.stop()
 
 
 def play_until(vm: PiVM, state: str, timeout: float = 300.0) -> dict[str, object]:
