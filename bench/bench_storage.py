@@ -7,14 +7,19 @@ write to the journal, its WAL and its anchor, and every fsync/fdatasync of them.
 ``journal_bytes_per_round`` and ``journal_syncs_per_round`` are their totals over the rounds
 played; ``journal_write_amplification``: the bytes written over the bytes of the entries they
 store. ``journal_sealed_*``: the same with forward-secure seals, as a live table installed by
-deploy/install.sh runs (the sealing-key file watched too). Needs a C compiler (cc); writes
-nothing but temporary files.
+deploy/install.sh runs (the sealing-key file watched too). ``journal_wal_frames_per_commit``
+and ``journal_wal_*_frames_per_round``: where the WAL's bytes go, each frame (a whole page and its
+24-byte header) counted by the table its page belongs to (SQLite's ``dbstat``): the header page
+(page 1, rewritten whenever the file grows), the journal table's new leaves, their overflow
+pages, its interior pages, and the state and meters rows. Needs a C compiler (cc); writes nothing
+but temporary files.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
+import struct
 import subprocess
 import sys
 import tempfile
@@ -23,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from tests.stress.disk import build_recorder, parse_log  # noqa: E402
+from tests.stress.disk import Op, build_recorder, parse_log  # noqa: E402
 from tests.stress.powercut import sealed_table  # noqa: E402
 
 WARM_ROUNDS = 20
@@ -61,6 +66,53 @@ def _last_seq(db: Path) -> int:
         conn.close()
 
 
+WAL_HEADER = 32
+FRAME_HEADER = 24
+#: dbstat's (table, page type) -> the kind of WAL frame it is counted as.
+_KIND = {
+    ("journal", "leaf"): "entry_leaf",
+    ("journal", "overflow"): "entry_overflow",
+    ("journal", "internal"): "entry_tree",
+}
+
+
+def _page_kinds(db: Path) -> tuple[int, dict[int, str]]:
+    """The journal's page size and each page's kind (`_KIND`; page 1: ``header``; the state and
+    meters rows' pages: ``state``); no kinds where SQLite was built without ``dbstat``."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        page_size = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        kinds = {1: "header"}
+        try:
+            rows = conn.execute("SELECT name, pageno, pagetype FROM dbstat").fetchall()
+        except sqlite3.OperationalError:
+            return page_size, kinds
+        for name, pageno, pagetype in rows:
+            if pageno == 1:
+                continue
+            state = name in ("state", "meters") or name.startswith("sqlite_autoindex_meters")
+            kinds[int(pageno)] = "state" if state else _KIND.get((name, pagetype), "other")
+        return page_size, kinds
+    finally:
+        conn.close()
+
+
+def _wal_frames(ops: list[Op], page_size: int, kinds: dict[int, str]) -> tuple[Counter[str], int]:
+    """The WAL frames the recorded writes hold, by kind, and how many of them end a commit
+    (a frame header whose database size is not 0)."""
+    frames: Counter[str] = Counter()
+    commits = 0
+    for op in ops:
+        if op.kind != "W" or not op.path.endswith("-wal") or op.off < WAL_HEADER:
+            continue
+        if (op.off - WAL_HEADER) % (page_size + FRAME_HEADER) or len(op.new) < 8:
+            continue  # a page's bytes, or the rest of a frame written in one go
+        pageno, db_size = struct.unpack(">II", op.new[:8])
+        frames[kinds.get(pageno, "other")] += 1
+        commits += db_size != 0
+    return frames, commits
+
+
 def measure(
     rounds: int = ROUNDS, warm: int = WARM_ROUNDS, sealed: bool = False
 ) -> dict[str, float | int | str]:
@@ -88,6 +140,8 @@ def measure(
         _simulate(db, warm + rounds, env, config)
         ops = parse_log(log)
         entries, entry_bytes = _entry_bytes(db, before)
+        page_size, kinds = _page_kinds(db)
+    frames, commits = _wal_frames(ops, page_size, kinds)
     written: Counter[str] = Counter()
     syncs: Counter[str] = Counter()
     for op in ops:
@@ -102,7 +156,11 @@ def measure(
         "journal_syncs_per_round": round(sum(syncs.values()) / rounds, 1),
         "journal_entries_per_round": round(entries / rounds, 1),
         "journal_write_amplification": round(total / max(1, entry_bytes), 1),
+        "journal_wal_frames_per_commit": round(sum(frames.values()) / max(1, commits), 2),
+        "journal_wal_commits_per_round": round(commits / rounds, 1),
     }
+    for kind in ("header", "entry_leaf", "entry_overflow", "entry_tree", "state", "other"):
+        figures[f"journal_wal_{kind}_frames_per_round"] = round(frames[kind] / rounds, 1)
     for name in sorted(written.keys() | syncs.keys()):
         key = name.replace("db-wal", "wal").replace("db.anchor", "anchor")
         figures[f"journal_{key}_bytes_per_round"] = round(written[name] / rounds)
