@@ -6,7 +6,8 @@
 # Needs: root (debootstrap, chroot, mount), qemu-system-arm, qemu-user-static and the build's
 # other packages installed or installable from the configured apt sources, binfmt_misc mounted
 # or mountable (debootstrap's arm64 second stage), 8 GB free for the cache
-# ($PAIGOW_PI_VM_CACHE, default /var/cache/paigow-pi-vm; about 3 GB used), and network to
+# ($PAIGOW_PI_VM_CACHE, default /var/cache/paigow-pi-vm; 1.7 GB used, measured 2026-12-07; the
+# build needs room for its work files beside it), and network to
 # deb.debian.org and PyPI the first time (the cache holds everything afterwards).
 set -uo pipefail
 CACHE="${PAIGOW_PI_VM_CACHE:-/var/cache/paigow-pi-vm}"
