@@ -373,36 +373,68 @@ def test_between_two_syncs_no_key_goes_over_the_synced_one_so_a_cut_tearing_ever
 def test_a_key_written_while_the_anchor_thread_syncs_is_not_erased_nor_taken_as_synced(
     tmp_path: Path, vk: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The owner's thread writes the next key while the anchor's thread syncs the file (its
-    fdatasync holds no lock): that key is not durable yet, so the sync neither empties its slot
-    nor makes it the synced one, and a cut tearing every write since still leaves a key."""
+    """NJ 13:69D-1.52(f): the owner's thread writes the next key while the anchor's thread
+    syncs the file (its fdatasync holds no lock). That key is not durable yet, so the sync
+    neither empties its slot nor makes it the synced one: it syncs again (`SYNC_TRIES`), and a
+    cut tearing every write since the last durable state still leaves a key. Written during
+    every try, the slots wait for the next sync and the first synced key stays untouched."""
     import os
 
+    from controller.journal.seal import SYNC_TRIES
+
+    real = os.fdatasync
+
+    def syncing_while_the_owner_appends(
+        kf: SealKeyFile, seal_file: Path, during: int
+    ) -> list[bytes]:
+        durable: list[bytes] = []
+        nxt = [kf.next_seq + 1]
+
+        def fdatasync(fd: int) -> None:
+            real(fd)
+            durable.append(seal_file.read_bytes())
+            if len(durable) <= during:
+                kf.advance(nxt[0], _key_at(vk, nxt[0]))  # the next entry's key, mid-sync
+                nxt[0] += 1
+
+        monkeypatch.setattr(os, "fdatasync", fdatasync)
+        try:
+            kf.sync()
+        finally:
+            monkeypatch.undo()
+        return durable
+
+    # written during the first try: the second flips the slots over key 3
     seal_file = tmp_path / "journal.seal"
     write_new_seal_file(seal_file, vk)
     kf = SealKeyFile(seal_file)
     kf.advance(2, _key_at(vk, 2))
-    real = os.fdatasync
-    durable: list[bytes] = []
-
-    def fdatasync_while_the_owner_appends(fd: int) -> None:
-        real(fd)
-        durable.append(seal_file.read_bytes())
-        if len(durable) == 1:
-            kf.advance(3, _key_at(vk, 3))  # the next entry's key, during the sync
-
-    monkeypatch.setattr(os, "fdatasync", fdatasync_while_the_owner_appends)
-    kf.sync()
-    monkeypatch.undo()
-    assert SealKeyFile(seal_file).next_seq == 3  # the newest key is still there
+    durable = syncing_while_the_owner_appends(kf, seal_file, during=1)
+    assert len(durable) == 2
+    assert SealKeyFile(seal_file).next_seq == 3
+    assert _key_at(vk, 2).hex().encode() not in seal_file.read_bytes()  # key 3 went over it
     torn = tmp_path / "torn.seal"
-    torn.write_bytes(_cut(durable[0], seal_file.read_bytes()))
-    # key 3 went over key 2 (unsynced), so key 1 is the one a cut leaves: not erased by the sync
-    assert SealKeyFile(torn).next_seq == 1
-    kf.sync()  # the next sync makes key 3 durable and leaves only it
+    torn.write_bytes(_cut(durable[-1], seal_file.read_bytes()))
+    assert SealKeyFile(torn).next_seq == 3  # the emptied slot torn: key 3, synced, is left
+    kf.close()
+
+    # written during every try: nothing flips, the synced key 2 stays where a cut leaves it
+    seal_file = tmp_path / "busy.seal"
+    write_new_seal_file(seal_file, vk)
+    kf = SealKeyFile(seal_file)
+    kf.advance(2, _key_at(vk, 2))
+    kf.sync()
+    synced = seal_file.read_bytes()  # key 2 durable, the other slot emptied
+    kf.advance(3, _key_at(vk, 3))
+    durable = syncing_while_the_owner_appends(kf, seal_file, during=SYNC_TRIES)
+    assert len(durable) == SYNC_TRIES
+    assert SealKeyFile(seal_file).next_seq == 3 + SYNC_TRIES  # the newest key is there
+    torn.write_bytes(_cut(synced, seal_file.read_bytes()))
+    assert SealKeyFile(torn).next_seq == 2  # never written over, never erased
+    kf.sync()  # the next sync, with no key written during it, leaves only the newest
     assert _key_at(vk, 2).hex().encode() not in seal_file.read_bytes()
     kf.close()
-    assert SealKeyFile(seal_file).next_seq == 3
+    assert SealKeyFile(seal_file).next_seq == 3 + SYNC_TRIES
 
 
 def test_a_key_write_torn_by_a_power_cut_leaves_the_key_before_it_and_play_goes_on(

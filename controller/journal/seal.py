@@ -155,6 +155,10 @@ def _record(sid: str, next_seq: int, key: bytes) -> bytes:
 
 #: An empty slot: what a synced file's other slot holds (no key).
 _EMPTY = b" " * (SEAL_RECORD_SIZE - 1) + b"\n"
+#: fdatasyncs a `SealKeyFile.sync` tries when the owner writes a key during each: the slots flip
+#: only over a sync no key was written during; after the last try they wait for the next sync
+#: (a headless table at full speed wrote one during 12 of 100 round-end syncs with one try)
+SYNC_TRIES = 3
 
 
 def _parse(raw: bytes, path: Path) -> tuple[str, int, bytes, int]:
@@ -290,26 +294,29 @@ class SealKeyFile:
         """Make the last `advance` durable (with the anchor's record, or the journal closes):
         its slot becomes the synced one, and the other slot, the key the previous sync left, is
         emptied (no longer needed: the newest is on disk) and takes the keys until the next
-        sync. The emptying is made durable by the next sync, or at once when ``final``."""
+        sync. A key written during the fdatasync is not durable: it syncs again (`SYNC_TRIES`).
+        The emptying is made durable by the next sync, or at once when ``final``."""
         self._sync(final=False)
 
     def _sync(self, final: bool) -> None:
-        with self._lock:
-            if not self._dirty or self._fd < 0:
-                return
-            writes = self._writes
-        try:
-            os.fdatasync(self._fd)  # outside the lock: the owner's next advance need not wait
+        for _ in range(SYNC_TRIES):
             with self._lock:
-                if self._writes != writes:
-                    return  # a key written during the sync is not durable yet: the next sync
-                self._dirty = False
-                self._synced = 1 - self._synced
-                os.pwrite(self._fd, _EMPTY, SEAL_SLOTS[1 - self._synced])
-            if final:
-                os.fdatasync(self._fd)
-        except OSError as exc:
-            raise SealError(f"sealing key {self.path}: sync failed: {exc}") from exc
+                if not self._dirty or self._fd < 0:
+                    return
+                writes = self._writes
+            try:
+                os.fdatasync(self._fd)  # outside the lock: the owner's next advance need not wait
+                with self._lock:
+                    if self._writes != writes:
+                        continue  # a key written during the sync is not durable yet: again
+                    self._dirty = False
+                    self._synced = 1 - self._synced
+                    os.pwrite(self._fd, _EMPTY, SEAL_SLOTS[1 - self._synced])
+                if final:
+                    os.fdatasync(self._fd)
+                return
+            except OSError as exc:
+                raise SealError(f"sealing key {self.path}: sync failed: {exc}") from exc
 
     def close(self) -> None:
         try:
