@@ -11,8 +11,11 @@ deploy/install.sh runs (the sealing-key file watched too). ``journal_wal_frames_
 and ``journal_wal_*_frames_per_round``: where the WAL's bytes go, each frame (a whole page and its
 24-byte header) counted by the table its page belongs to (SQLite's ``dbstat``): the header page
 (page 1, rewritten whenever the file grows), the journal table's new leaves, their overflow
-pages, its interior pages, and the state and meters rows. Needs a C compiler (cc); writes nothing
-but temporary files.
+pages, its interior pages, and the state and meters rows (``journal_wal_header_bytes_per_round``:
+the header page's bytes). ``journal_hashes_as_blobs_saving_per_round``: what 32-byte blobs
+instead of 64 hex digits for the three chain hashes would save a round, the same entries
+committed one at a time into two scratch tables (a what-if for a next journal format). Needs a
+C compiler (cc); writes nothing but temporary files.
 """
 
 from __future__ import annotations
@@ -113,6 +116,49 @@ def _wal_frames(ops: list[Op], page_size: int, kinds: dict[int, str]) -> tuple[C
     return frames, commits
 
 
+def _hashes_as_blobs_saving(db: Path, after_seq: int, page_size: int, rounds: int) -> int:
+    """What storing the three chain hashes as 32-byte blobs would save a round (WAL and
+    checkpoint bytes; a what-if, not the journal's format): the entries after ``after_seq``
+    committed one at a time into two scratch tables of the journal's columns, hex and blobs."""
+    src = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        rows = src.execute(
+            "SELECT seq, ts_ms, round_id, type, data, prev_hash, state_hash, hash, mac"
+            " FROM journal WHERE seq > ? ORDER BY seq",
+            (after_seq,),
+        ).fetchall()
+    finally:
+        src.close()
+    written = []
+    with tempfile.TemporaryDirectory(prefix="bench-storage-blobs-") as tmp:
+        for blobs in (False, True):
+            path = Path(tmp) / f"blobs-{blobs}.db"
+            conn = sqlite3.connect(path, isolation_level=None)
+            conn.execute(f"PRAGMA page_size={page_size}")
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA wal_autocheckpoint=0")  # the WAL holds every frame written
+            conn.execute(
+                "CREATE TABLE journal (seq INTEGER PRIMARY KEY, ts_ms INTEGER, round_id INTEGER,"
+                " type TEXT, data TEXT, prev_hash ANY, state_hash ANY, hash ANY, mac TEXT)"
+            )
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            for row in rows:
+                hashes = [bytes.fromhex(h) if blobs else h for h in row[5:8]]
+                conn.execute("BEGIN")
+                conn.execute(
+                    "INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", [*row[:5], *hashes, row[8]]
+                )
+                conn.execute("COMMIT")
+            wal = Path(f"{path}-wal").read_bytes()
+            frame = page_size + FRAME_HEADER
+            pages = {
+                struct.unpack_from(">I", wal, at)[0] for at in range(WAL_HEADER, len(wal), frame)
+            }
+            written.append(len(wal) - WAL_HEADER + len(pages) * page_size)  # + the checkpoint
+            conn.close()
+    return round((written[0] - written[1]) / rounds)
+
+
 def measure(
     rounds: int = ROUNDS, warm: int = WARM_ROUNDS, sealed: bool = False
 ) -> dict[str, float | int | str]:
@@ -141,6 +187,7 @@ def measure(
         ops = parse_log(log)
         entries, entry_bytes = _entry_bytes(db, before)
         page_size, kinds = _page_kinds(db)
+        blobs_saving = _hashes_as_blobs_saving(db, before, page_size, rounds)
     frames, commits = _wal_frames(ops, page_size, kinds)
     written: Counter[str] = Counter()
     syncs: Counter[str] = Counter()
@@ -158,6 +205,10 @@ def measure(
         "journal_write_amplification": round(total / max(1, entry_bytes), 1),
         "journal_wal_frames_per_commit": round(sum(frames.values()) / max(1, commits), 2),
         "journal_wal_commits_per_round": round(commits / rounds, 1),
+        "journal_wal_header_bytes_per_round": round(
+            frames["header"] * (page_size + FRAME_HEADER) / rounds
+        ),
+        "journal_hashes_as_blobs_saving_per_round": blobs_saving,
     }
     for kind in ("header", "entry_leaf", "entry_overflow", "entry_tree", "state", "other"):
         figures[f"journal_wal_{kind}_frames_per_round"] = round(frames[kind] / rounds, 1)
