@@ -35,11 +35,19 @@ TRAINER_PIN = "1234"  # controller/data/simulated-table.toml: training only
 PICTURES = ROOT / "docs" / "img"
 
 
-def _check(page: Any) -> None:
-    """The trainee's Check, pressed from the keyboard (WCAG 2.1.1): the simulated table plays on
-    beside the drill and re-lays the page under a pointer on a loaded machine."""
-    page.focus("#drill-check")
+def _press(page: Any, selector: str) -> None:
+    """A button pressed from the keyboard (WCAG 2.1.1): the simulated table plays on beside the
+    drill and re-lays the page, so on a loaded machine a pointer's click can land on the element
+    that moved under it (CI once picked a card it was not sent to and the drill answered "Not
+    right."). Focus goes to the element itself; nothing between can take the press."""
+    page.wait_for_selector(selector, state="visible")
+    page.focus(selector)
     page.keyboard.press("Enter")
+
+
+def _check(page: Any) -> None:
+    """The trainee's Check, pressed from the keyboard (see ``_press``)."""
+    _press(page, "#drill-check")
 
 
 def _picture(page: Any, name: str, tmp: Path) -> None:
@@ -179,7 +187,7 @@ def test_house_way_drill_at_the_page_is_judged_with_the_house_ways_reason(
         page.fill("#trainee-name", "Ann Lee")
         page.press("#trainee-name", "Enter")
         page.select_option("#drill-kind", "house-way")
-        page.click("#drill-new")
+        _press(page, "#drill-new")
         row = page.wait_for_selector("#drill [data-cards]", timeout=10_000)
         assert row is not None
         cards = parse_cards(str(row.get_attribute("data-cards")))
@@ -222,7 +230,7 @@ def test_a_trainees_answers_at_a_chosen_level_are_kept_in_the_training_journal(
         page.wait_for_selector("#training:not([hidden])", timeout=20_000)
         page.select_option("#drill-kind", "house-way")
         page.select_option("#drill-level", "1")
-        page.click("#drill-new")
+        _press(page, "#drill-new")
         row = page.wait_for_selector("#drill [data-cards]", timeout=10_000)
         assert row is not None
         cards = parse_cards(str(row.get_attribute("data-cards")))
@@ -234,15 +242,21 @@ def test_a_trainees_answers_at_a_chosen_level_are_kept_in_the_training_journal(
         assert [e for e in _entries(db, "training") if e["action"] == "drill_answered"] == []
         page.fill("#trainee-name", "Ann Lee")
         page.press("#trainee-name", "Enter")
-        # the house way's setting, chosen by clicking the low hand's two cards
+        # the house way's setting, chosen by pressing the low hand's two cards
         for card in decision.setting.low:
-            page.click(f"#drill button.pick[data-card='{format_cards([card])}']")
+            _press(page, f"#drill button.pick[data-card='{format_cards([card])}']")
+        picked = parse_cards(page.input_value("#drill input[name=low]"))
+        assert sorted(picked) == sorted(decision.setting.low), (picked, decision.setting.low)
         _check(page)
-        page.wait_for_selector("#drill-verdict.good:has-text('Correct.')")
+        # the refusal above stays until this answer's verdict replaces it
+        verdict_js = "document.querySelector('#drill-verdict').textContent"
+        page.wait_for_function(f"() => /^(Correct|Not right)\\./.test({verdict_js})")
+        verdict = page.inner_text("#drill-verdict")
+        assert verdict.startswith("Correct."), verdict
         page.wait_for_selector("#drill-score:has-text('Ann Lee: 1 right of 1')")
         # a progressive drill answered wrong: one cent is never a line's pay
         page.select_option("#drill-kind", "progressive")
-        page.click("#drill-new")
+        _press(page, "#drill-new")
         page.wait_for_selector("#drill input[name=amount]")
         page.fill("#drill input[name=amount]", "0.01")
         _check(page)
