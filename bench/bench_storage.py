@@ -13,9 +13,12 @@ and ``journal_wal_*_frames_per_round``: where the WAL's bytes go, each frame (a 
 (page 1, rewritten whenever the file grows), the journal table's new leaves, their overflow
 pages, its interior pages, and the state and meters rows (``journal_wal_header_bytes_per_round``:
 the header page's bytes). ``journal_hashes_as_blobs_saving_per_round``: what 32-byte blobs
-instead of 64 hex digits for the three chain hashes would save a round, the same entries
-committed one at a time into two scratch tables (a what-if for a next journal format). Needs a
-C compiler (cc); writes nothing but temporary files.
+instead of 64 hex digits for the three chain hashes would save a round;
+``journal_blobs_and_zlib_data_saving_per_round``: the same with each entry's data (its canonical
+JSON) stored zlib-compressed, so that more entries share a 512-byte leaf and fewer commits
+allocate a page. Both are what-ifs for a next journal format, not the journal's: the same
+entries committed one at a time into scratch tables of the journal's columns. Needs a C
+compiler (cc); writes nothing but temporary files.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -116,10 +120,25 @@ def _wal_frames(ops: list[Op], page_size: int, kinds: dict[int, str]) -> tuple[C
     return frames, commits
 
 
-def _hashes_as_blobs_saving(db: Path, after_seq: int, page_size: int, rounds: int) -> int:
-    """What storing the three chain hashes as 32-byte blobs would save a round (WAL and
-    checkpoint bytes; a what-if, not the journal's format): the entries after ``after_seq``
-    committed one at a time into two scratch tables of the journal's columns, hex and blobs."""
+#: The what-if layouts of `_layout_savings`: the journal's own (hex hashes, JSON text), the
+#: three chain hashes as 32-byte blobs, and those blobs with the data zlib-compressed.
+_LAYOUTS = ("hex", "blobs", "blobs_zlib")
+
+
+def _stored_as(layout: str, row: tuple[object, ...]) -> list[object]:
+    """One journal row as ``layout`` would store it."""
+    values = list(row)
+    if layout != "hex":
+        values[5:8] = [bytes.fromhex(str(h)) for h in values[5:8]]
+    if layout == "blobs_zlib":
+        values[4] = zlib.compress(str(values[4]).encode("ascii"), 9)
+    return values
+
+
+def _layout_savings(db: Path, after_seq: int, page_size: int, rounds: int) -> dict[str, int]:
+    """What each what-if layout (`_LAYOUTS`) would save a round against the journal's own (WAL
+    and checkpoint bytes; not the journal's format): the entries after ``after_seq`` committed one
+    at a time into a scratch table of the journal's columns per layout."""
     src = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
     try:
         rows = src.execute(
@@ -129,24 +148,23 @@ def _hashes_as_blobs_saving(db: Path, after_seq: int, page_size: int, rounds: in
         ).fetchall()
     finally:
         src.close()
-    written = []
-    with tempfile.TemporaryDirectory(prefix="bench-storage-blobs-") as tmp:
-        for blobs in (False, True):
-            path = Path(tmp) / f"blobs-{blobs}.db"
+    written: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-storage-layouts-") as tmp:
+        for layout in _LAYOUTS:
+            path = Path(tmp) / f"{layout}.db"
             conn = sqlite3.connect(path, isolation_level=None)
             conn.execute(f"PRAGMA page_size={page_size}")
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA wal_autocheckpoint=0")  # the WAL holds every frame written
             conn.execute(
                 "CREATE TABLE journal (seq INTEGER PRIMARY KEY, ts_ms INTEGER, round_id INTEGER,"
-                " type TEXT, data TEXT, prev_hash ANY, state_hash ANY, hash ANY, mac TEXT)"
+                " type TEXT, data ANY, prev_hash ANY, state_hash ANY, hash ANY, mac TEXT)"
             )
             conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             for row in rows:
-                hashes = [bytes.fromhex(h) if blobs else h for h in row[5:8]]
                 conn.execute("BEGIN")
                 conn.execute(
-                    "INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", [*row[:5], *hashes, row[8]]
+                    "INSERT INTO journal VALUES (?,?,?,?,?,?,?,?,?)", _stored_as(layout, row)
                 )
                 conn.execute("COMMIT")
             wal = Path(f"{path}-wal").read_bytes()
@@ -154,9 +172,9 @@ def _hashes_as_blobs_saving(db: Path, after_seq: int, page_size: int, rounds: in
             pages = {
                 struct.unpack_from(">I", wal, at)[0] for at in range(WAL_HEADER, len(wal), frame)
             }
-            written.append(len(wal) - WAL_HEADER + len(pages) * page_size)  # + the checkpoint
+            written[layout] = len(wal) - WAL_HEADER + len(pages) * page_size  # + the checkpoint
             conn.close()
-    return round((written[0] - written[1]) / rounds)
+    return {layout: round((written["hex"] - written[layout]) / rounds) for layout in _LAYOUTS[1:]}
 
 
 def measure(
@@ -187,7 +205,7 @@ def measure(
         ops = parse_log(log)
         entries, entry_bytes = _entry_bytes(db, before)
         page_size, kinds = _page_kinds(db)
-        blobs_saving = _hashes_as_blobs_saving(db, before, page_size, rounds)
+        savings = _layout_savings(db, before, page_size, rounds)
     frames, commits = _wal_frames(ops, page_size, kinds)
     written: Counter[str] = Counter()
     syncs: Counter[str] = Counter()
@@ -208,7 +226,8 @@ def measure(
         "journal_wal_header_bytes_per_round": round(
             frames["header"] * (page_size + FRAME_HEADER) / rounds
         ),
-        "journal_hashes_as_blobs_saving_per_round": blobs_saving,
+        "journal_hashes_as_blobs_saving_per_round": savings["blobs"],
+        "journal_blobs_and_zlib_data_saving_per_round": savings["blobs_zlib"],
     }
     for kind in ("header", "entry_leaf", "entry_overflow", "entry_tree", "state", "other"):
         figures[f"journal_wal_{kind}_frames_per_round"] = round(frames[kind] / rounds, 1)
